@@ -1,0 +1,152 @@
+"""Primitive specifications loaded from ``config/primitives.yaml``.
+
+The primitives are the only things the arm can be asked to do. A :class:`PrimitiveCall` is a
+plain value (name + typed arguments) that travels from the planner to an executor; whether a
+call is allowed is decided here and in :mod:`step_planner.domain.conditions`, never by the LLM.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from step_planner.domain.conditions import Condition, parse_condition
+
+ARG_TYPES = ("object", "container", "drawer", "surface", "place", "location", "direction")
+DIRECTIONS = ("left", "right", "forward", "backward")
+
+
+class DomainError(ValueError):
+    """A primitive file, a scene file or a primitive call is malformed."""
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
+class PrimitiveSpec:
+    name: str
+    description: str
+    args: tuple[ArgSpec, ...]
+    preconditions: tuple[Condition, ...]
+    effects: tuple[Condition, ...]
+
+    def signature(self) -> str:
+        """``pick(object: object)`` — how the primitive is shown to the LLM."""
+        return f"{self.name}({', '.join(f'{a.name}: {a.type}' for a in self.args)})"
+
+
+@dataclass(frozen=True)
+class PrimitiveCall:
+    """One primitive with its arguments, e.g. ``place(object=tape, target=drawer)``."""
+
+    name: str
+    args: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def make(cls, name: str, args: dict[str, str] | None = None) -> PrimitiveCall:
+        return cls(name=name, args=tuple((args or {}).items()))
+
+    @property
+    def kwargs(self) -> dict[str, str]:
+        return dict(self.args)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "args": self.kwargs}
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.args)})"
+
+
+_CALL_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*\((.*)\)\s*\.?\s*$", re.IGNORECASE)
+
+
+@dataclass
+class PrimitiveLibrary:
+    """The set of primitives of one embodiment, with the embodiment description."""
+
+    primitives: dict[str, PrimitiveSpec]
+    embodiment: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path) -> PrimitiveLibrary:
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise DomainError(f"cannot read primitives file {path}: {exc}") from exc
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "<dict>") -> PrimitiveLibrary:
+        if not isinstance(data, dict) or not isinstance(data.get("primitives"), list):
+            raise DomainError(f"{source}: expected a mapping with a 'primitives' list")
+        prims: dict[str, PrimitiveSpec] = {}
+        for i, raw in enumerate(data["primitives"]):
+            where = f"{source}: primitives[{i}]"
+            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+                raise DomainError(f"{where}: each primitive needs a 'name'")
+            name = raw["name"]
+            if name in prims:
+                raise DomainError(f"{where}: duplicate primitive '{name}'")
+            args = []
+            for a in raw.get("args") or []:
+                if not isinstance(a, dict) or a.get("type") not in ARG_TYPES or not a.get("name"):
+                    raise DomainError(f"{where}: bad argument {a!r}; types are {', '.join(ARG_TYPES)}")
+                args.append(ArgSpec(str(a["name"]), str(a["type"])))
+            arg_names = {a.name for a in args}
+            try:
+                pre = tuple(parse_condition(c) for c in raw.get("preconditions") or [])
+                eff = tuple(parse_condition(c) for c in raw.get("effects") or [])
+            except ValueError as exc:
+                raise DomainError(f"{where}: {exc}") from exc
+            for cond in pre + eff:
+                unknown = [v for v in cond.args if v not in arg_names and not cond.is_constant(v)]
+                if unknown:
+                    raise DomainError(f"{where}: condition {cond} names unknown arguments {unknown}")
+            prims[name] = PrimitiveSpec(name, str(raw.get("description", "")), tuple(args), pre, eff)
+        return cls(prims, dict(data.get("embodiment") or {}))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.primitives
+
+    def get(self, name: str) -> PrimitiveSpec | None:
+        return self.primitives.get(name)
+
+    def describe(self) -> str:
+        """The primitive list as the prompts show it."""
+        return "\n".join(f"- {p.signature()}: {p.description}" for p in self.primitives.values())
+
+    def embodiment_summary(self) -> str:
+        return str(self.embodiment.get("summary", "")).strip()
+
+    def parse_call_text(self, text: str) -> PrimitiveCall | None:
+        """Read ``pick(tape)`` / ``place(object=tape, target=drawer)`` as a call.
+
+        Returns None when the text is not written as a call of a known primitive (it is then a
+        natural-language subgoal that the termination model judges). Positional arguments are
+        bound in declaration order. Arity or keyword mistakes raise :class:`DomainError`.
+        """
+        m = _CALL_RE.match(text)
+        if not m or m.group(1).lower() not in self.primitives:
+            return None
+        spec = self.primitives[m.group(1).lower()]
+        inner = m.group(2).strip()
+        parts = [p.strip() for p in inner.split(",")] if inner else []
+        bound: dict[str, str] = {}
+        for pos, part in enumerate(parts):
+            if "=" in part:
+                key, _, value = part.partition("=")
+                bound[key.strip()] = value.strip().strip("'\"")
+            elif pos < len(spec.args):
+                bound[spec.args[pos].name] = part.strip("'\"")
+            else:
+                raise DomainError(f"{spec.signature()} takes {len(spec.args)} arguments: {text!r}")
+        return PrimitiveCall.make(spec.name, bound)
