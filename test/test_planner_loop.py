@@ -18,13 +18,8 @@ PLANS = {
 }
 
 
-def _term_decompose(purpose: str, user: str) -> dict:
-    return {"verdict": "decompose", "reason": "two actions"}
-
-
-def scripted(plans, termination=_term_decompose):
-    base = table_plan(plans)
-    return ScriptedLLM(lambda p, u: base(p, u) if p == "decomposition" else termination(p, u))
+def scripted(plans):
+    return ScriptedLLM(table_plan(plans))
 
 
 def test_drawer_task_succeeds_with_two_levels(library, drawer_world):

@@ -48,7 +48,7 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> WorldState:
         where = f"{source}: places[{i}]"
         name = _name(raw, where)
         if unknown := set(raw) - _PLACE_KEYS:
-            raise SceneError(f"{where}: unknown keys {sorted(unknown)}")
+            raise SceneError(f"{where}: unknown keys {sorted(map(str, unknown))}")
         kind = raw.get("kind", "surface")
         if kind not in PLACE_KINDS:
             raise SceneError(f"{where}: kind must be one of {PLACE_KINDS}, got {kind!r}")
@@ -68,12 +68,12 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> WorldState:
     for i, raw in enumerate(data.get("objects") or []):
         where = f"{source}: objects[{i}]"
         name = _name(raw, where)
-        if unknown := set(raw) - _OBJECT_KEYS:
-            raise SceneError(f"{where}: unknown keys {sorted(unknown)}")
         if name in world.objects or name in world.places:
             raise SceneError(f"{where}: duplicate name '{name}'")
         if True in raw or "on" in raw or "in" in raw:
             raise SceneError(f"{where}: use 'at: <place>' (YAML reads a bare 'on' as true)")
+        if unknown := set(raw) - _OBJECT_KEYS:
+            raise SceneError(f"{where}: unknown keys {sorted(map(str, unknown))}")
         location = raw.get("at")
         if location not in world.places:
             raise SceneError(f"{where}: '{name}' is at unknown place {location!r}")
