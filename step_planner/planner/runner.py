@@ -114,3 +114,15 @@ def run_goal(
     result.usage = _usage(llm, first_record, planner)
     result.elapsed_s = time.monotonic() - started
     return result
+
+
+def safety_gate(envelope, library: PrimitiveLibrary, executor: Executor) -> CallGate:
+    """A gate that refuses calls outside ``envelope`` (see ``step_planner.domain.safety``)."""
+
+    def gate(call: PrimitiveCall) -> Outcome | None:
+        problems = envelope.violations(call, library, executor.observe().observed())
+        if problems:
+            return Outcome(ExecCode.SAFETY_VIOLATION, "; ".join(problems))
+        return None
+
+    return gate
