@@ -89,16 +89,24 @@ class PromptBook:
         )
 
     @staticmethod
-    def siblings_text(tree: SubgoalTree, parent_id: int, before: int | None = None) -> str:
-        lines = []
-        for i, child in enumerate(tree.children(parent_id), start=1):
-            if before is not None and child.id >= before:
-                break
-            lines.append(f"{i}. {child.text} -> {describe_outcome(child)}")
+    def siblings_text(tree: SubgoalTree, parent_id: int, before: int | None = None, collapse: bool = False) -> str:
+        """The node's children so far. With ``collapse`` (the summaries feature), proposals that
+        were rejected in rounds already resolved are folded into one count instead of listed."""
+        children = [c for c in tree.children(parent_id) if before is None or c.id < before]
+        last_live = max((i for i, c in enumerate(children) if c.status is not NodeStatus.ABANDONED), default=-1)
+        lines, folded = [], 0
+        for i, child in enumerate(children, start=1):
+            if collapse and child.status is NodeStatus.ABANDONED and i - 1 < last_live:
+                folded += 1
+                continue
+            note = f" (after {folded} rejected proposal{'s' if folded > 1 else ''})" if folded else ""
+            folded = 0
+            lines.append(f"{i}. {child.text} -> {describe_outcome(child)}{note}")
         return "\n".join(lines) if lines else "(none yet)"
 
     def decomposition(
-        self, tree: SubgoalTree, node_id: int, observation: str, feedback: list[str], extra: str = ""
+        self, tree: SubgoalTree, node_id: int, observation: str, feedback: list[str], extra: str = "",
+        collapse: bool = False,
     ) -> list[dict[str, str]]:
         node = tree.node(node_id)
         path = [a.text for a in tree.ancestors(node_id)] + [node.text]
@@ -106,7 +114,7 @@ class PromptBook:
             instruction=tree.instruction,
             parent=node.text,
             ancestors="\n".join(f"{'  ' * i}- {t}" for i, t in enumerate(path)),
-            siblings=self.siblings_text(tree, node_id),
+            siblings=self.siblings_text(tree, node_id, collapse=collapse),
             feedback="\n".join(f"- {f}" for f in feedback) if feedback else "(none)",
             observation=observation,
             subgoal="",
