@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.execution.base import ExecCode, Executor, Outcome
 from step_planner.planner.config import PlannerConfig
+from step_planner.planner.memory import EpisodicMemory
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.subgoal_planner import CompletionLLM, StepPlanner, StepReport
 from step_planner.planner.tree import TreeListener
@@ -65,6 +66,7 @@ def run_goal(
     goal_id: str = "",
     on_step: StepCallback | None = None,
     gate: CallGate | None = None,
+    episodic: EpisodicMemory | None = None,
 ) -> GoalResult:
     """Plan and execute one instruction. Never raises for planner, LLM or executor faults.
 
@@ -77,7 +79,7 @@ def run_goal(
     cancel = cancel or threading.Event()
     planner = StepPlanner(
         instruction.strip(), library=library, llm=llm, config=config, goal_id=goal_id,
-        listeners=listeners, cancel=cancel,
+        listeners=listeners, cancel=cancel, episodic=episodic,
     )
     first_record = len(getattr(getattr(llm, "usage", None), "records", []))
     executed: list[tuple[PrimitiveCall, Outcome]] = []
@@ -111,6 +113,8 @@ def run_goal(
     except StopIteration as stop:
         result = stop.value
     result.executed = executed
+    if result.success and planner.episodic is not None:
+        planner.episodic.add_successes(result.tree)
     result.usage = _usage(llm, first_record, planner)
     result.elapsed_s = time.monotonic() - started
     return result
