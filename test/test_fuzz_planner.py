@@ -28,7 +28,8 @@ call_text = st.builds(lambda v, a: f"{v}({', '.join(a)})", st.sampled_from(VERBS
 REALISTIC = ["pick(tape)", "pick(cup)", "pick(screwdriver)", "open_drawer(drawer)", "place(tape, drawer)",
              "place(tape, tray)", "place(cup, tray)", "close_drawer(drawer)", "push(cup, left)", "home()",
              "move_to(tray)", "pick(hammer)", "place(tape, cup)", "push(drawer, up)"]
-subgoal = st.sampled_from(REALISTIC) | st.sampled_from(REALISTIC) | call_text | st.text(max_size=60) | st.sampled_from(["put the tape in the drawer", "open it", "done"])
+phrases = st.sampled_from(["put the tape in the drawer", "open it", "done"])
+subgoal = st.sampled_from(REALISTIC) | st.sampled_from(REALISTIC) | call_text | st.text(max_size=60) | phrases
 valid_decomposition = st.fixed_dictionaries(
     {"done": st.sampled_from([False, False, False, False, True]), "subgoal": subgoal},
     optional={"control": st.sampled_from(["sequence", "fallback", "parallel"]), "plan": st.lists(subgoal, max_size=4)},
