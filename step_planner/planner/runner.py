@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Executor, Outcome
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.memory import EpisodicMemory
@@ -20,7 +21,7 @@ from step_planner.planner.tree import TreeListener
 
 MAX_INSTRUCTION_CHARS = 2000
 
-StepCallback = Callable[[PrimitiveCall, Outcome], None]
+StepCallback = Callable[[PrimitiveCall, Outcome, WorldState], None]  # the world after the call
 CallGate = Callable[[PrimitiveCall], Outcome | None]  # returns an Outcome to refuse the call
 
 
@@ -99,8 +100,6 @@ def run_goal(
                         outcome = Outcome(ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}")
                     outcome.duration_s = outcome.duration_s or time.monotonic() - t0
             executed.append((call, outcome))
-            if on_step:
-                on_step(call, outcome)
             try:
                 world = executor.observe()
             except Exception as exc:
@@ -109,6 +108,8 @@ def run_goal(
                                     f"the executor could not observe the world: {exc}",
                                     tree=planner.tree.snapshot())
                 break
+            if on_step:
+                on_step(call, outcome, world)
             call = plan.send(StepReport(outcome, world))
     except StopIteration as stop:
         result = stop.value
