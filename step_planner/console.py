@@ -42,7 +42,7 @@ class TreePrinter:
             self.out.write(f"{pad}[{mark}] {node.text}: {node.status.value}\n")
         self.out.flush()
 
-    def on_step(self, call: PrimitiveCall, outcome: Outcome) -> None:
+    def on_step(self, call: PrimitiveCall, outcome: Outcome, world: object = None) -> None:
         ok = outcome.success
         text = f"      ⚙ {call}: {outcome.code.value}" + ("" if ok else f" — {outcome.message}")
         self.out.write(self._c(text + "\n", "32" if ok else "31"))

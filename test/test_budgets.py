@@ -83,7 +83,7 @@ def test_cancel_between_steps(library, drawer_world):
     plans = {TASK: ["home()", "home()", "home()"]}
     calls = []
 
-    def on_step(call, outcome):
+    def on_step(call, outcome, world):
         calls.append(call)
         cancel.set()
 

@@ -78,3 +78,17 @@ def test_hidden_object_is_not_mappable_until_seen(library, drawer_world):
     drawer_world.objects["cup"].location = "drawer"
     verdict, _ = judge(library, drawer_world, "pick(cup)")
     assert verdict.kind == REPLAN and "no 'cup'" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "text, call, expected",
+    [
+        ("pick up the tape from the table", {"name": "pick", "args": {"object": "tape"}}, EXECUTE),
+        ("put the tape on the table", {"name": "pick", "args": {"object": "tape"}}, DECOMPOSE),
+        ("grab the cup and put it in the tray", {"name": "pick", "args": {"object": "cup"}}, DECOMPOSE),
+        ("open the drawer", {"name": "open_drawer", "args": {"drawer": "drawer"}}, EXECUTE),
+    ],
+)
+def test_verbs_and_entities_decide_whether_one_call_covers_a_subgoal(library, drawer_world, text, call, expected):
+    verdict, _ = judge(library, drawer_world, text, {"verdict": "execute", "call": call})
+    assert verdict.kind == expected, verdict.reason

@@ -6,11 +6,13 @@ fault handling and the goal's bookkeeping are written once.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Executor, Outcome
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.memory import EpisodicMemory
@@ -19,8 +21,9 @@ from step_planner.planner.subgoal_planner import CompletionLLM, StepPlanner, Ste
 from step_planner.planner.tree import TreeListener
 
 MAX_INSTRUCTION_CHARS = 2000
+_log = logging.getLogger(__name__)
 
-StepCallback = Callable[[PrimitiveCall, Outcome], None]
+StepCallback = Callable[[PrimitiveCall, Outcome, WorldState], None]  # the world after the call
 CallGate = Callable[[PrimitiveCall], Outcome | None]  # returns an Outcome to refuse the call
 
 
@@ -83,11 +86,19 @@ def run_goal(
     )
     first_record = len(getattr(getattr(llm, "usage", None), "records", []))
     executed: list[tuple[PrimitiveCall, Outcome]] = []
-    plan = planner.run(executor.observe())
+    try:
+        initial = executor.observe()
+    except Exception as exc:
+        return GoalResult(False, GoalError.EXECUTION_FAILED, f"the executor could not observe the world: {exc}",
+                          tree=planner.tree.snapshot(), elapsed_s=time.monotonic() - started)
+    plan = planner.run(initial)
     try:
         call = next(plan)
         while True:
-            outcome = gate(call) if gate else None
+            try:
+                outcome = gate(call) if gate else None
+            except Exception as exc:  # a gate that cannot decide refuses
+                outcome = Outcome(ExecCode.SAFETY_VIOLATION, f"the safety gate could not check the call: {exc}")
             if outcome is None:
                 if cancel.is_set():
                     outcome = Outcome(ExecCode.CANCELED, "canceled before motion")
@@ -99,16 +110,17 @@ def run_goal(
                         outcome = Outcome(ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}")
                     outcome.duration_s = outcome.duration_s or time.monotonic() - t0
             executed.append((call, outcome))
-            if on_step:
-                on_step(call, outcome)
             try:
                 world = executor.observe()
             except Exception as exc:
                 plan.close()
-                result = GoalResult(False, GoalError.EXECUTION_FAILED,
-                                    f"the executor could not observe the world: {exc}",
-                                    tree=planner.tree.snapshot())
+                result = planner.abort(GoalError.EXECUTION_FAILED, f"the executor could not observe the world: {exc}")
                 break
+            if on_step:
+                try:
+                    on_step(call, outcome, world)
+                except Exception:  # an observer's bug must not stop the robot's plan
+                    _log.exception("on_step callback failed after %s", call)
             call = plan.send(StepReport(outcome, world))
     except StopIteration as stop:
         result = stop.value

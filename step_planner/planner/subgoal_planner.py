@@ -126,6 +126,12 @@ class StepPlanner:
             return GoalResult(True, GoalError.NONE, "the instruction is achieved", tree=self.tree.snapshot())
         return self._end(self._last_failure, reason, None)
 
+    def abort(self, error: GoalError, message: str) -> GoalResult:
+        """End the goal from outside the loop (the executor failed): close every open node."""
+        if self.tree.active is not None:
+            self.tree.set_status(self.tree.active, NodeStatus.FAILED)
+        return self._end(error, message, "executor")
+
     def _end(self, error: GoalError, message: str, source: str | None) -> GoalResult:
         if source is not None and self.tree.active is not None:
             self.tree.add_verdict(self.tree.active, "stopped", message, source)

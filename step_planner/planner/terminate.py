@@ -84,7 +84,7 @@ class TerminationChecker:
                 return verdict
             call, source = verdict.call, "llm"
             assert call is not None
-            uncovered = named_entities(text, world) - set(call.kwargs.values())
+            uncovered = self._uncovered(text, call, world)
             if uncovered:
                 return Verdict(
                     DECOMPOSE,
@@ -102,6 +102,25 @@ class TerminationChecker:
                 categories=tuple(sorted({p.category for p in problems})),
             )
         return Verdict(EXECUTE, f"maps to {call}; preconditions hold", source, call=call)
+
+    def _uncovered(self, text: str, call: PrimitiveCall, world: WorldState) -> set[str]:
+        """Entities the subgoal names that ``call`` does not act on — a sign of a compound subgoal.
+
+        "pick up the tape from the table" is one pick: the tape's own location may be named, unless
+        the text also uses another primitive's verb ("put the tape on the table" is not a pick).
+        """
+        mentioned = named_entities(text, world) - set(call.kwargs.values())
+        padded = f" {' '.join(re.sub(r'[^a-z ]', ' ', text.lower()).split())} "
+        other_verbs = any(
+            f" {phrase} " in padded
+            for spec in self.library.primitives.values() if spec.name != call.name
+            for phrase in spec.phrases
+            if not (self.library.get(call.name) and phrase in self.library.primitives[call.name].phrases)
+        )
+        if not other_verbs:
+            locations = {world.objects[v].location for v in call.kwargs.values() if v in world.objects}
+            mentioned -= locations
+        return mentioned
 
     def _ask_llm(self, tree: SubgoalTree, node_id: int, world: WorldState) -> Verdict:
         messages = self.prompts.termination(tree, node_id, world.describe())

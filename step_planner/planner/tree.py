@@ -21,6 +21,7 @@ Nodes are listed in id order (ids are creation order and never reused).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 from step_planner.domain.primitives import PrimitiveCall
 
 SCHEMA_ID = "step_planner/tree/v1"
+_log = logging.getLogger(__name__)
 
 
 class NodeStatus(str, Enum):
@@ -114,7 +116,10 @@ class SubgoalTree:
         self.revision += 1
         event = TreeEvent(kind, node_id, self.revision)
         for listener in list(self._listeners):
-            listener.on_tree_event(event, self)
+            try:
+                listener.on_tree_event(event, self)
+            except Exception:  # an observer's bug must not stop the robot's plan
+                _log.exception("tree listener %r failed on %s", listener, event)
 
     # ---- structure -------------------------------------------------------------------------
     def add_node(self, text: str, parent: int | None) -> SubgoalNode:
