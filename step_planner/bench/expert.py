@@ -69,6 +69,10 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def _first_line(text: str) -> str:
+    return text.splitlines()[0].strip() if text else ""
+
+
 def request_key(request: dict[str, Any]) -> str:
     messages = request.get("messages") or []
     blob = json.dumps(messages, sort_keys=True, ensure_ascii=True)
@@ -169,7 +173,7 @@ class ScriptedExpert:
     # ---- decomposition ------------------------------------------------------------------------
     def _decompose(self, secs: dict[str, str], style_rng: random.Random) -> tuple[str, AnswerContext]:
         task = section(secs, "Task")
-        parent = section(secs, "Subgoal to decompose")
+        parent = _first_line(section(secs, "Subgoal to decompose"))  # ablations append history below it
         path = [line for line in section(secs, "Path").splitlines() if line.strip()]
         is_root = len(path) <= 1 or _norm(parent) == _norm(task)
         observed = parse_observation(section(secs, "Current observation"))
@@ -201,6 +205,8 @@ class ScriptedExpert:
             return DecompositionAnswer(reasoning=reason, done=True).model_dump_json(), ctx
         if primitive_level:
             style = self.call_style if self.call_style != "mixed" else style_rng.choice(("call", "phrase"))
+            if section(secs, "Answer format"):  # the prompt asks for calls: follow it
+                style = "call"
             ctx.children = [self._render(c, world, style) for c in plan]
         else:
             variant = style_rng.randrange(3)
@@ -218,7 +224,7 @@ class ScriptedExpert:
     # ---- termination --------------------------------------------------------------------------
     def _terminate(self, secs: dict[str, str]) -> tuple[str, AnswerContext]:
         subgoal = section(secs, "Subgoal to judge")
-        parent = section(secs, "Parent subgoal")
+        parent = _first_line(section(secs, "Parent subgoal"))
         observed = parse_observation(section(secs, "Current observation"))
         sibs = siblings(section(secs, "Previous sibling"))
         ctx = AnswerContext("termination", observed, verdict="replan")
