@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import check_call
+from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Executor, Outcome
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import DecompositionAnswer
@@ -33,7 +34,7 @@ from step_planner.planner.terminate import CompletionLLM
 from step_planner.planner.tree import NodeStatus, SubgoalTree
 
 PLANNERS = ("step", "step_no_tree", "step_no_subgoal", "react", "oneshot")
-StepCallback = Callable[[PrimitiveCall, Outcome], None]
+StepCallback = Callable[[PrimitiveCall, Outcome, WorldState], None]  # as run_goal's: the world after the call
 
 DEPTH_LIMIT = ("## Depth limit\nThis subgoal is at the deepest level allowed: its children must each be a "
                "single primitive call.")
@@ -76,9 +77,10 @@ def _drive(planner: StepPlanner, executor: Executor, on_step: StepCallback | Non
         while True:
             outcome = _execute(executor, call)
             executed.append((call, outcome))
+            world = executor.observe()
             if on_step:
-                on_step(call, outcome)
-            call = plan.send(StepReport(outcome, executor.observe()))
+                on_step(call, outcome, world)
+            call = plan.send(StepReport(outcome, world))
     except StopIteration as stop:
         result = stop.value
     result.executed = executed
@@ -180,7 +182,7 @@ def _flat(instruction: str, library: PrimitiveLibrary, executor: Executor, llm: 
             budget.primitives += 1
             executed.append((call, outcome))
             if on_step:
-                on_step(call, outcome)
+                on_step(call, outcome, executor.observe())
             _flat_step(tree, text, NodeStatus.SUCCEEDED if outcome.success else NodeStatus.FAILED, "", outcome)
             if outcome.success:
                 failures_in_a_row = 0

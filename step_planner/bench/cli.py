@@ -1,0 +1,186 @@
+"""``step-planner bench``: compare planners on a task suite with identical answers and noise.
+
+    step-planner bench --suite table3 --planners step,react,oneshot --noise 0,0.1,0.2 --seeds 3 \
+        --backend symbolic --out results/
+
+Without ``--base-url`` the answers come from the scripted expert (in process; ``--via-http``
+serves it on a loopback OpenAI-compatible server to the real ``openai`` client). With
+``--base-url/--model`` a real endpoint answers and ``--noise`` must be 0 (mistakes are injected
+by the expert only). ``--record DIR`` keeps every exchange as JSONL per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from step_planner.bench.baselines import PLANNERS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--noise takes comma-separated numbers: {exc}") from exc
+    if not values or any(not 0 <= v <= 1 for v in values):
+        raise argparse.ArgumentTypeError("--noise values must lie in [0, 1]")
+    return values
+
+
+def _planners(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if bad := [n for n in names if n not in PLANNERS]:
+        raise argparse.ArgumentTypeError(f"unknown planners {bad}; known: {', '.join(PLANNERS)}")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="step-planner bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--suite", default="table3", help="suite name in config/tasks or a YAML path")
+    p.add_argument("--planners", type=_planners, default=list(PLANNERS), help=", ".join(PLANNERS))
+    p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
+    p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
+    p.add_argument("--tasks", help="only these task ids or categories (comma-separated)")
+    p.add_argument("--backend", default="symbolic", choices=["symbolic", "sim"], help="executor backend")
+    p.add_argument("--out", default="results", help="output folder")
+    p.add_argument("--base-url", help="a real OpenAI-compatible endpoint instead of the scripted expert")
+    p.add_argument("--model", help="model name at --base-url")
+    p.add_argument("--llm-config", default=str(ROOT / "config" / "llm.yaml"))
+    p.add_argument("--via-http", action="store_true",
+                   help="serve the scripted expert over a loopback HTTP server to the real openai client")
+    p.add_argument("--call-style", default="mixed", choices=["call", "phrase", "mixed"],
+                   help="how the expert writes primitive children")
+    p.add_argument("--planner-config", default=str(ROOT / "config" / "planner.yaml"))
+    p.add_argument("--record", help="write every LLM exchange as JSONL under this folder")
+    p.add_argument("--check", action="store_true", help="validate the suite (and its optimal counts) and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _select(tasks: list, wanted: str | None) -> list:
+    if not wanted:
+        return tasks
+    keys = {w.strip() for w in wanted.split(",") if w.strip()}
+    chosen = [t for t in tasks if t.id in keys or t.category in keys]
+    if not chosen:
+        raise SystemExit(f"step-planner bench: no task matches {sorted(keys)}")
+    return chosen
+
+
+def _llm_settings(args: argparse.Namespace) -> dict[str, Any]:
+    import yaml
+
+    data: dict[str, Any] = {}
+    if args.llm_config and Path(args.llm_config).exists():
+        data = dict((yaml.safe_load(Path(args.llm_config).read_text()) or {}).get("llm", {}))
+    if args.base_url:
+        data["base_url"] = args.base_url
+    if args.model:
+        data["model"] = args.model
+    return data
+
+
+def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
+    """(factory, description of the answer source, tokenizer note)."""
+    from step_planner.bench.expert import ScriptedExpert
+    from step_planner.bench.inproc_llm import TOKENIZER, InProcessLLM
+    from step_planner.bench.report import EXPERT_SOURCE
+
+    def new_expert(task, noise, seed) -> ScriptedExpert:
+        expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=args.call_style)
+        expert.register(task.instruction, task.goal)
+        return expert
+
+    if args.base_url or args.via_http:
+        try:
+            from step_planner.llm.client import LLMClient
+            from step_planner.llm.config import LLMConfig
+        except ImportError as exc:
+            raise SystemExit(f"step-planner bench: the LLM client is not available here ({exc})") from exc
+        settings = _llm_settings(args)
+        if args.base_url:
+            client_factory = lambda: LLMClient(LLMConfig.from_dict(settings))  # noqa: E731
+            return (lambda task, noise, seed: (client_factory(), None)), \
+                f"the model {settings.get('model')!r} at {args.base_url}", "reported by the endpoint"
+        from step_planner.llm.loopback import LoopbackServer
+
+        current: dict[str, ScriptedExpert] = {}
+        server = stack.enter_context(LoopbackServer(lambda request: current["expert"].handle(request)))
+        settings = {**settings, "base_url": server.base_url, "model": "scripted-expert"}
+
+        def over_http(task, noise, seed):
+            current["expert"] = new_expert(task, noise, seed)
+            return LLMClient(LLMConfig.from_dict(settings)), current["expert"]
+
+        return over_http, EXPERT_SOURCE + ", served over loopback HTTP to the openai client", "reported by the server"
+
+    def in_process(task, noise, seed):
+        expert = new_expert(task, noise, seed)
+        return InProcessLLM(expert), expert
+
+    return in_process, EXPERT_SOURCE + ", called in process", TOKENIZER
+
+
+def main_bench(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from step_planner.bench.report import write_report
+    from step_planner.bench.runner import episodes, run_one
+    from step_planner.bench.tasks import TaskError, check_optimal, load_suite
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.execution.factory import make_executor
+    from step_planner.planner.config import ConfigError, PlannerConfig
+
+    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    try:
+        tasks = _select(load_suite(args.suite), args.tasks)
+        config = PlannerConfig.from_yaml(args.planner_config)
+    except (TaskError, ConfigError) as exc:
+        print(f"step-planner bench: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        problems = check_optimal(tasks, library)
+        print("\n".join(problems) if problems else f"{len(tasks)} tasks valid; optimal counts match the planner")
+        return 1 if problems else 0
+    if args.base_url and any(n > 0 for n in args.noise):
+        print("step-planner bench: --noise > 0 needs the scripted expert (mistakes are injected by it)",
+              file=sys.stderr)
+        return 2
+    if args.seeds < 1:
+        print("step-planner bench: --seeds must be at least 1", file=sys.stderr)
+        return 2
+    from tqdm import tqdm
+
+    out = Path(args.out)
+    record = Path(args.record) if args.record else None
+    combos = list(episodes(tasks, args.planners, args.noise, args.seeds))
+    started = time.perf_counter()
+    records = []
+    with ExitStack() as stack:
+        make_llm, source, tokenizer = _llm_factory(args, library, stack)
+        executor_factory = lambda lib, world: make_executor(args.backend, lib, world)  # noqa: E731
+        for task, planner, noise, seed in tqdm(combos, desc="bench", unit="run", disable=args.quiet, file=sys.stderr):
+            records.append(run_one(task, planner, noise, seed, library=library, config=config,
+                                   make_llm=make_llm, make_executor=executor_factory, record_dir=record))
+    meta = {
+        "suite": args.suite, "tasks": len(tasks), "planners": args.planners, "noise": args.noise,
+        "seeds": args.seeds, "backend": args.backend, "answer_source": source, "tokenizer": tokenizer,
+        "runs": len(records), "wall_s": time.perf_counter() - started,
+        "command": "step-planner bench " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "planner_config": config.to_dict(),
+    }
+    files = write_report(records, meta, out)
+    print(Path(files["summary"]).read_text())
+    print("wrote " + ", ".join(str(p) for p in files.values()))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main_bench())

@@ -1,0 +1,137 @@
+"""Benchmark report: ``results.json`` (every run + aggregates), ``summary.md`` and PNG plots.
+
+The report always states where the answers came from; with the scripted expert the figures
+measure the planners' handling of a known-good answer source with injected mistakes, not any
+LLM's planning ability.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from step_planner.bench.metrics import ALL, aggregate, prompt_tokens_by_call
+from step_planner.bench.runner import RunRecord
+from step_planner.bench.tasks import CATEGORIES
+
+EXPERT_SOURCE = ("a scripted expert (symbolic planner over the task's formal goal, with seeded injected "
+                 "mistakes at the given rate) — NOT an LLM")
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    planners = list(dict.fromkeys(meta["planners"]))
+    noises = sorted({r["noise"] for r in rows})
+    index = {(r["planner"], r["noise"], r["category"]): r for r in rows}
+    out = [f"# Benchmark: {meta['suite']} ({meta['tasks']} tasks)", "",
+           f"Answers came from {meta['answer_source']}.", "",
+           f"Command: `{meta['command']}`  ", f"Runs: {meta['runs']}, wall time {meta['wall_s']:.1f} s, "
+           f"seeds {meta['seeds']}, executor backend `{meta['backend']}`, tokens: {meta['tokenizer']}.", ""]
+    for noise in noises:
+        out += [f"## Success rate (subgoal success rate), injected-mistake rate p = {noise:g}", ""]
+        body = []
+        for planner in planners:
+            cells = []
+            for cat in (*CATEGORIES, ALL):
+                r = index.get((planner, noise, cat))
+                cells.append(f"{_pct(r['success_rate'])} ({_pct(r['subgoal_success_rate'])})" if r else "-")
+            body.append([planner, *cells])
+        out += [_table(["planner", *CATEGORIES, ALL], body), ""]
+    out += ["## Cost per run (all categories)", ""]
+    body = []
+    for noise in noises:
+        for planner in planners:
+            r = index.get((planner, noise, ALL))
+            if r:
+                body.append([planner, f"{noise:g}", f"{r['primitives_mean']:.2f} / {r['optimal_mean']:.2f}",
+                             f"{r['llm_calls_mean']:.1f}", f"{r['prompt_tokens_mean']:.0f}",
+                             f"{r['completion_tokens_mean']:.0f}",
+                             f"{r['max_prompt_tokens_mean']:.0f} / {r['max_prompt_tokens_max']}",
+                             f"{r['planner_time_ms_mean']:.1f}"])
+    out += [_table(["planner", "p", "primitives / optimal", "LLM calls", "prompt tok", "completion tok",
+                    "largest prompt (mean / max)", "planner ms (excl. LLM)"], body), ""]
+    out += ["## Failures (all categories, all noise levels)", "",
+            "`false_done`: the planner reported success but the goal atoms do not hold (missing step / "
+            "premature termination). Other types are the planner's error codes.", ""]
+    body = []
+    for planner in planners:
+        failures: dict[str, int] = {}
+        mistakes: dict[str, int] = {}
+        injected: dict[str, int] = {}
+        for noise in noises:
+            r = index.get((planner, noise, ALL))
+            for src, dst in ((r or {}).get("failure_types", {}), failures), \
+                            ((r or {}).get("mistakes_in_failed_runs", {}), mistakes), \
+                            ((r or {}).get("mistakes_injected", {}), injected):
+                for k, v in src.items():
+                    dst[k] = dst.get(k, 0) + v
+        fmt = lambda d: ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "-"  # noqa: E731
+        body.append([planner, fmt(failures), fmt(injected), fmt(mistakes)])
+    out += [_table(["planner", "failure types", "mistakes injected (all runs)", "mistakes in failed runs"], body)]
+    return "\n".join(out) + "\n"
+
+
+def plots(records: list[RunRecord], rows: list[dict[str, Any]], out: Path, planners: list[str]) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for planner in planners:
+        pts = sorted((r["noise"], r["success_rate"]) for r in rows if r["planner"] == planner and r["category"] == ALL)
+        if pts:
+            ax.plot([p for p, _ in pts], [100 * s for _, s in pts], marker="o", label=planner)
+    ax.set_xlabel("injected-mistake rate p (per answer)")
+    ax.set_ylabel("success rate (%)")
+    ax.set_title("Success vs injected mistakes (scripted expert, not an LLM)", fontsize=9)
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    files.append(out / "success_vs_noise.png")
+    fig.savefig(files[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    lowest = min((r.noise for r in records), default=0.0)
+    long_runs = [r for r in records if r.noise == lowest and r.category.startswith("long")] or \
+        [r for r in records if r.noise == lowest]
+    curves = prompt_tokens_by_call(long_runs)
+    for planner in planners:
+        ys = curves.get(planner)
+        if ys:
+            ax.plot(range(1, len(ys) + 1), ys, marker=".", label=planner)
+    ax.set_xlabel("LLM call index within a run")
+    ax.set_ylabel("prompt tokens (mean over runs)")
+    ax.set_title(f"Prompt size vs step, long tasks, p = {lowest:g} (scripted expert)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    files.append(out / "prompt_tokens_vs_step.png")
+    fig.savefig(files[-1], dpi=110)
+    plt.close(fig)
+    return files
+
+
+def write_report(records: list[RunRecord], meta: dict[str, Any], out: Path) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    rows = aggregate(records)
+    results = out / "results.json"
+    results.write_text(json.dumps({"meta": meta, "aggregates": rows, "runs": [r.to_dict() for r in records]},
+                                  indent=1))
+    summary = out / "summary.md"
+    summary.write_text(markdown(rows, meta))
+    pngs = plots(records, rows, out, list(dict.fromkeys(meta["planners"])))
+    return {"results": results, "summary": summary, **{p.stem: p for p in pngs}}

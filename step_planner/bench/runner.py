@@ -1,0 +1,158 @@
+"""Run (task x planner x noise x seed) episodes and record what each one did.
+
+The LLM side comes from an :data:`LLMFactory`: the scripted expert in process (fast sweeps), the
+scripted expert behind a loopback OpenAI server and the real ``openai`` client, or a real
+endpoint. Success is judged by the task's goal atoms on the executor's TRUE final world — never
+by the planner's own claim, which is recorded separately.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from step_planner.bench.baselines import run_planner
+from step_planner.bench.expert import ScriptedExpert
+from step_planner.bench.goals import milestones_reached, satisfied
+from step_planner.bench.tasks import Task
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.world import WorldState
+from step_planner.execution.base import Executor, Outcome
+from step_planner.planner.config import PlannerConfig
+from step_planner.planner.terminate import CompletionLLM
+
+# (task, noise, seed) -> (client, expert or None when the answers come from a real model)
+LLMFactory = Callable[[Task, float, int], tuple[CompletionLLM, ScriptedExpert | None]]
+ExecutorFactory = Callable[[PrimitiveLibrary, WorldState], Executor]
+
+
+@dataclass
+class RunRecord:
+    task_id: str
+    category: str
+    planner: str
+    noise: float
+    seed: int
+    success: bool  # goal atoms hold in the true final world
+    claimed_success: bool  # what the planner said
+    error: str
+    message: str
+    subgoals_reached: int
+    subgoals_total: int
+    primitives: int  # calls sent to the executor
+    primitives_ok: int
+    optimal: int
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    max_prompt_tokens: int
+    prompt_tokens_per_call: list[int] = field(default_factory=list)
+    llm_time_s: float = 0.0
+    exec_time_s: float = 0.0
+    wall_s: float = 0.0
+    planner_time_s: float = 0.0  # wall - LLM latency - executor time
+    failure_type: str = "none"
+    injections: list[str] = field(default_factory=list)  # mistake kinds the expert injected, in order
+    executed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def failure_type(success: bool, claimed: bool, error: str) -> str:
+    """How a run failed. ``false_done``: the planner reported success but goal atoms do not hold
+    (a missing step / premature termination); otherwise the planner's own error code."""
+    if success:
+        return "none"
+    if claimed:
+        return "false_done"
+    return error.lower()
+
+
+class RecordingLLM:
+    """Wraps a client and appends every exchange (messages, parsed answer or error) to a JSONL file."""
+
+    def __init__(self, inner: CompletionLLM, path: Path) -> None:
+        self.inner = inner
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+
+    @property
+    def usage(self) -> Any:
+        return getattr(self.inner, "usage", None)
+
+    def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
+        entry: dict[str, Any] = {"purpose": purpose, "messages": messages}
+        try:
+            answer = self.inner.complete(messages, schema, purpose)
+            entry["answer"] = answer.model_dump()
+            return answer
+        except Exception as exc:
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            with self.path.open("a") as fh:
+                fh.write(json.dumps(entry) + "\n")
+
+
+def _records(llm: Any) -> list[Any]:
+    return list(getattr(getattr(llm, "usage", None), "records", []) or [])
+
+
+def run_one(task: Task, planner: str, noise: float, seed: int, *, library: PrimitiveLibrary,
+            config: PlannerConfig, make_llm: LLMFactory, make_executor: ExecutorFactory,
+            record_dir: Path | None = None) -> RunRecord:
+    llm, expert = make_llm(task, noise, seed)
+    if record_dir is not None:
+        llm = RecordingLLM(llm, record_dir / planner / f"{task.id}_p{noise:g}_s{seed}.jsonl")
+    executor = make_executor(library, task.fresh_world())
+    first = len(_records(llm))
+    states = [executor.observe()]
+    exec_time = 0.0
+
+    def on_step(call: PrimitiveCall, outcome: Outcome, world: WorldState) -> None:
+        nonlocal exec_time
+        exec_time += outcome.duration_s
+        states.append(world.copy())
+
+    t0 = time.perf_counter()
+    result = run_planner(planner, task.instruction, library=library, executor=executor, llm=llm,
+                         config=config, on_step=on_step)
+    wall = time.perf_counter() - t0
+    final = executor.observe()
+    usage = _records(llm)[first:]
+    prompts = [int(getattr(r, "prompt_tokens", 0) or 0) for r in usage]
+    llm_time = sum(float(getattr(r, "latency_s", 0.0) or 0.0) for r in usage)
+    success = satisfied(task.goal, final)
+    return RunRecord(
+        task_id=task.id, category=task.category, planner=planner, noise=noise, seed=seed,
+        success=success, claimed_success=result.success, error=result.error.value, message=result.message,
+        subgoals_reached=milestones_reached(list(task.subgoals), states), subgoals_total=len(task.subgoals),
+        primitives=len(result.executed), primitives_ok=sum(1 for _, o in result.executed if o.success),
+        optimal=task.optimal, llm_calls=len(usage) if usage else int(result.usage.get("llm_calls", 0)),
+        prompt_tokens=sum(prompts),
+        completion_tokens=sum(int(getattr(r, "completion_tokens", 0) or 0) for r in usage),
+        max_prompt_tokens=max(prompts, default=0), prompt_tokens_per_call=prompts,
+        llm_time_s=round(llm_time, 6), exec_time_s=round(exec_time, 6), wall_s=round(wall, 6),
+        planner_time_s=round(max(0.0, wall - llm_time - exec_time), 6),
+        failure_type=failure_type(success, result.success, result.error.value),
+        injections=[i.kind for i in expert.injections] if expert else [],
+        executed=[str(c) for c, _ in result.executed],
+    )
+
+
+def episodes(tasks: Iterable[Task], planners: Iterable[str], noises: Iterable[float],
+             seeds: int) -> Iterator[tuple[Task, str, float, int]]:
+    """Every (task, planner, noise, seed) combination, planners innermost so they share answers."""
+    for noise in noises:
+        for seed in range(seeds):
+            for task in tasks:
+                for planner in planners:
+                    yield task, planner, noise, seed
