@@ -47,6 +47,7 @@ class Fault:
     status: int | None = None
     message: str = ""
     code: str | None = None
+    extra: dict | None = None  # more fields for the error object, e.g. {"key": ...} on a replay miss
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -169,9 +170,9 @@ def _count_usage(request: dict, text: str) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def _error_body(status: int, message: str, code: str | None = None) -> dict:
+def _error_body(status: int, message: str, code: str | None = None, extra: dict | None = None) -> dict:
     kind = "invalid_request_error" if status < 500 else "server_error"
-    return {"error": {"message": message, "type": kind, "code": code or status}}
+    return {"error": {**(extra or {}), "message": message, "type": kind, "code": code or status}}
 
 
 def _make_request_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
@@ -255,7 +256,7 @@ def _make_request_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler
                 self._send_json(400, _error_body(400, fault.message or LLAMA_CPP_REJECTION))
             elif kind == "http_error":
                 status = fault.status or 500
-                self._send_json(status, _error_body(status, fault.message, fault.code))
+                self._send_json(status, _error_body(status, fault.message, fault.code, fault.extra))
             elif kind == "truncated":  # a complete HTTP response whose JSON body stops halfway
                 data = json.dumps(chat_completion(body, Answer('{"done": true}'), number)).encode()
                 self._send_bytes(200, data[: len(data) // 2])
