@@ -92,7 +92,8 @@ class LLMClient:
             return parse_answer(text, schema, self.config.max_answer_chars)
         except AnswerError as first:
             log.info("LLM answer for %s invalid (%s); one corrective retry", purpose, first)
-            echoed = text if len(text) <= BAD_ANSWER_ECHO_CHARS else text[:BAD_ANSWER_ECHO_CHARS] + " [...]"
+            echoed = self._scrub(text if len(text) <= BAD_ANSWER_ECHO_CHARS
+                                 else text[:BAD_ANSWER_ECHO_CHARS] + " [...]")
             correction = (f"Your previous answer was invalid: {first}. Reply again with only one JSON "
                           f"object that matches the {schema.__name__} schema.")
             conversation += [{"role": "assistant", "content": echoed},

@@ -71,10 +71,10 @@ class ReplayHandler:
             stored_key = request_key(record["request"])
             answer = record["answer"]
         except (ValueError, KeyError, TypeError) as exc:
-            return Fault("http_error", status=500, code="replay_corrupt",
+            return Fault("http_error", status=422, code="replay_corrupt",
                          message=f"recording {path} is unreadable: {type(exc).__name__}: {exc}")
         if stored_key != key:
-            return Fault("http_error", status=500, code="replay_corrupt",
+            return Fault("http_error", status=422, code="replay_corrupt",
                          message=f"recording {path} was edited: its request hashes to {stored_key}, "
                                  f"not {key}")
         with self._lock:
