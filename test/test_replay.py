@@ -121,3 +121,12 @@ def test_api_key_never_written_to_recordings(tmp_path):
     assert len(files) == 2
     for path in files:
         assert FAKE_KEY not in path.read_text()
+
+
+def test_miss_description_skips_markdown_headers():
+    from step_planner.llm.replay import last_user_line
+
+    request = {"messages": [{"role": "user", "content": "## Task\n\nput the tape in the drawer\n## World\n..."}]}
+    assert last_user_line(request) == "put the tape in the drawer"
+    assert last_user_line({"messages": [{"role": "user", "content": "## Only a header"}]}) == "## Only a header"
+    assert last_user_line({"messages": []}) == ""

@@ -40,11 +40,16 @@ def request_key(request: dict) -> str:
 
 
 def last_user_line(request: dict) -> str:
-    """First line of the last user message, to make a miss recognisable without opening files."""
+    """First line of the last user message, to make a miss recognisable without opening files.
+
+    Markdown section headers (`## Task`) say nothing about which request it was, so the first line
+    that is not a header is used when there is one.
+    """
     for message in reversed(request.get("messages") or []):
         if message.get("role") == "user" and isinstance(message.get("content"), str):
-            lines = message["content"].strip().splitlines()
-            return lines[0][:200] if lines else ""
+            lines = [line.strip() for line in message["content"].splitlines() if line.strip()]
+            text = [line for line in lines if not line.startswith("#")]
+            return (text or lines or [""])[0][:200]
     return ""
 
 
