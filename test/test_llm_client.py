@@ -10,7 +10,7 @@ import pytest
 from step_planner.llm.client import LLMClient
 from step_planner.llm.config import LLMConfig, LLMConfigError
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
-from step_planner.llm.loopback import Fault, FaultSchedule, LoopbackServer, RejectJsonSchema
+from step_planner.llm.loopback import Answer, Fault, FaultSchedule, LoopbackServer, RejectJsonSchema
 from step_planner.llm.schemas import DecompositionAnswer, TerminationAnswer
 from step_planner.llm.tokens import WORDPIECE, count_message_tokens, count_tokens, tokenizer_kind
 
@@ -142,6 +142,29 @@ def test_invalid_twice_raises_invalid_answer():
     err = info.value
     assert err.purpose == "decompose" and err.raw == "still no json" and "no JSON object" in err.error
     assert "decompose" in str(err)
+
+
+def test_tokens_are_counted_locally_when_the_server_sends_no_usage():
+    with LoopbackServer(Scripted(VALID), report_usage=False) as server:
+        client = make_client(server)
+        exchanges = []
+        client.add_listener(exchanges.append)
+        client.complete(MESSAGES, TerminationAnswer, "t")
+    (record,) = client.usage.records
+    assert record.tokens_counted_locally and exchanges[0]["usage"]["counted_locally"]
+    assert record.prompt_tokens == count_message_tokens(MESSAGES) > 0
+    assert record.completion_tokens == count_tokens(VALID) > 0
+
+
+def test_cut_off_answer_error_mentions_max_tokens():
+    cut = Answer(VALID[:30], finish_reason="length")
+    with LoopbackServer(Scripted(cut, VALID)) as server:
+        client = make_client(server, max_tokens=12)
+        exchanges = []
+        client.add_listener(exchanges.append)
+        client.complete(MESSAGES, TerminationAnswer, "t")
+    assert exchanges[0]["finish_reason"] == "length"
+    assert "cut off at max_tokens=12" in server.requests[1]["body"]["messages"][-1]["content"]
 
 
 def test_missing_key_uses_placeholder_and_still_works(monkeypatch):

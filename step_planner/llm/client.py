@@ -75,7 +75,12 @@ class LLMClient:
         return "json_object" if self._json_object_mode else "json_schema"
 
     def add_listener(self, listener: Listener) -> None:
-        """Call `listener(exchange)` after every HTTP exchange (see `_exchange_dict` for the keys)."""
+        """Call `listener(exchange)` after every HTTP exchange, failed ones included.
+
+        exchange = {purpose, attempt, request: {model, messages, response_format, temperature, max_tokens},
+        answer_text (None on failure), usage: {prompt_tokens, completion_tokens, counted_locally} | None,
+        latency_s, error (None on success), finish_reason}. No headers, no key.
+        """
         self._listeners.append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
@@ -87,9 +92,9 @@ class LLMClient:
     def complete(self, messages: list[dict], schema: type[BaseModel], purpose: str) -> BaseModel:
         """Ask for one `schema` instance; raises LLMUnavailable or LLMInvalidAnswer, never returns junk."""
         conversation = [dict(m) for m in messages]
-        text = self._request_text(conversation, schema, purpose)
+        text, cut_off = self._request_text(conversation, schema, purpose)
         try:
-            return parse_answer(text, schema, self.config.max_answer_chars)
+            return self._parse(text, cut_off, schema)
         except AnswerError as first:
             log.info("LLM answer for %s invalid (%s); one corrective retry", purpose, first)
             echoed = self._scrub(text if len(text) <= BAD_ANSWER_ECHO_CHARS
@@ -98,15 +103,26 @@ class LLMClient:
                           f"object that matches the {schema.__name__} schema.")
             conversation += [{"role": "assistant", "content": echoed},
                              {"role": "user", "content": correction}]
-        text = self._request_text(conversation, schema, purpose)
+        text, cut_off = self._request_text(conversation, schema, purpose)
         try:
-            return parse_answer(text, schema, self.config.max_answer_chars)
+            return self._parse(text, cut_off, schema)
         except AnswerError as second:
             raise LLMInvalidAnswer(purpose, self._scrub(text), self._scrub(str(second))) from None
 
+    def _parse(self, text: str, cut_off: bool, schema: type[BaseModel]) -> BaseModel:
+        try:
+            return parse_answer(text, schema, self.config.max_answer_chars)
+        except AnswerError as exc:
+            if cut_off:  # say why the JSON is broken: the model ran out of max_tokens
+                raise AnswerError(f"{exc} (the answer was cut off at max_tokens={self.config.max_tokens}; "
+                                  "answer more briefly)") from None
+            raise
+
     # ---- one logical request: transport retries, json_schema fallback ----
 
-    def _request_text(self, conversation: list[dict], schema: type[BaseModel], purpose: str) -> str:
+    def _request_text(self, conversation: list[dict], schema: type[BaseModel],
+                      purpose: str) -> tuple[str, bool]:
+        """(answer text, cut off at max_tokens) after transport retries and the json_schema fallback."""
         attempts = self.config.max_retries + 1
         attempt = 0
         last_error = ""
@@ -138,8 +154,8 @@ class LLMClient:
         return min(self.config.backoff_s * 2 ** (attempt - 1), self.config.backoff_cap_s)
 
     def _one_exchange(self, conversation: list[dict], schema: type[BaseModel], purpose: str,
-                      attempt: int) -> str:
-        """One HTTP exchange: returns the answer text or raises _Transient/_SchemaRejected/LLMUnavailable."""
+                      attempt: int) -> tuple[str, bool]:
+        """One HTTP exchange: (text, cut_off), or raises _Transient/_SchemaRejected/LLMUnavailable."""
         request = {
             "model": self.config.model,
             "messages": self._messages_for_mode(conversation, schema),
@@ -148,11 +164,11 @@ class LLMClient:
             "max_tokens": self.config.max_tokens,
         }
         started = time.monotonic()
-        text, usage, error = None, None, None
+        text, usage, error, finish = None, None, None, None
         try:
             response = self._openai.chat.completions.create(**request)
-            text, usage = self._read_response(response, request["messages"])
-            return text
+            text, usage, finish = self._read_response(response, request["messages"])
+            return text, finish == "length"
         except (_Transient, _SchemaRejected, LLMUnavailable) as exc:
             error = self._scrub(str(exc))
             raise
@@ -170,9 +186,9 @@ class LLMClient:
             raise _Transient(error) from None
         finally:
             latency = time.monotonic() - started
-            self._account(purpose, attempt, request, text, usage, latency, error)
+            self._account(purpose, attempt, request, text, usage, latency, error, finish)
 
-    def _read_response(self, response, sent: list[dict]) -> tuple[str, dict]:
+    def _read_response(self, response, sent: list[dict]) -> tuple[str, dict, str | None]:
         choices = getattr(response, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             raise _Transient("invalid response body: no choices[0].message")
@@ -184,7 +200,7 @@ class LLMClient:
         else:
             usage = {"prompt_tokens": count_message_tokens(sent), "completion_tokens": count_tokens(text),
                      "counted_locally": True}
-        return text, usage
+        return text, usage, getattr(choices[0], "finish_reason", None)
 
     def _classify_status(self, exc: openai.APIStatusError, error: str) -> Exception:
         status = exc.status_code
@@ -227,7 +243,7 @@ class LLMClient:
     # ---- accounting ----
 
     def _account(self, purpose: str, attempt: int, request: dict, text: str | None, usage: dict | None,
-                 latency: float, error: str | None) -> None:
+                 latency: float, error: str | None, finish_reason: str | None) -> None:
         """Ledger record + listeners. Failed exchanges book 0 tokens: nothing usable was returned."""
         ok = error is None
         self.usage.add(CallRecord(
@@ -238,7 +254,7 @@ class LLMClient:
             tokens_counted_locally=bool(usage and usage["counted_locally"])))
         exchange = {"purpose": purpose, "attempt": attempt, "request": request,
                     "answer_text": self._scrub(text) if text is not None else None,
-                    "usage": usage, "latency_s": latency, "error": error}
+                    "usage": usage, "latency_s": latency, "error": error, "finish_reason": finish_reason}
         for listener in list(self._listeners):
             try:
                 listener(exchange)

@@ -60,6 +60,7 @@ class Answer:
 
     text: str
     usage: dict | None = None
+    finish_reason: str = "stop"  # "length" imitates an answer cut off at max_tokens
 
 
 HandlerReply = str | Answer | Fault
@@ -104,11 +105,13 @@ class LoopbackServer:
     """
 
     def __init__(self, handler: Handler, host: str = "127.0.0.1", port: int = 0, *,
-                 stall_s: float = 5.0, huge_chars: int = 4_000_000, model_ids: Iterable[str] = ("loopback",)):
+                 stall_s: float = 5.0, huge_chars: int = 4_000_000, model_ids: Iterable[str] = ("loopback",),
+                 report_usage: bool = True):
         self.handler = handler
         self.stall_s = min(stall_s, MAX_STALL_S)
         self.huge_chars = huge_chars
         self.model_ids = list(model_ids)
+        self.report_usage = report_usage  # False imitates servers that send no `usage`
         self.requests: list[dict] = []
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -159,7 +162,7 @@ def chat_completion(request: dict, answer: Answer, number: int) -> dict:
         "created": int(time.time()),
         "model": request.get("model", "loopback"),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.text},
-                     "finish_reason": "stop", "logprobs": None}],
+                     "finish_reason": answer.finish_reason, "logprobs": None}],
         "usage": usage,
     }
 
@@ -217,7 +220,10 @@ def _make_request_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler
                     if body.get("stream"):
                         self._send_stream(body, answer, number)
                     else:
-                        self._send_json(200, chat_completion(body, answer, number))
+                        completion = chat_completion(body, answer, number)
+                        if not server.report_usage:
+                            del completion["usage"]
+                        self._send_json(200, completion)
             except (BrokenPipeError, ConnectionResetError):
                 log.debug("loopback: client went away")
 
