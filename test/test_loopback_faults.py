@@ -46,7 +46,7 @@ def test_persistent_fault_gives_bounded_retries_then_unavailable(kind):
             client.complete(MESSAGES, TerminationAnswer, "terminate")
         elapsed = time.monotonic() - started
     assert len(server.requests) == 3  # 1 attempt + max_retries=2
-    assert elapsed < 3.0  # 3 x 0.3 s timeout + backoff at most, for the slowest kind
+    assert elapsed < 6.0  # ~1 s expected (3 x 0.3 s timeout + backoff); generous for a loaded machine
     message = str(info.value)
     assert "after 3 attempt(s)" in message and server.base_url in message and "terminate" in message
     assert FAKE_KEY not in message
@@ -81,7 +81,7 @@ def test_connection_refused_is_unavailable_quickly():
     started = time.monotonic()
     with pytest.raises(LLMUnavailable, match="connection failed"):
         client.complete(MESSAGES, TerminationAnswer, "t")
-    assert time.monotonic() - started < 2.0 and len(client.usage.records) == 2
+    assert time.monotonic() - started < 4.0 and len(client.usage.records) == 2
 
 
 def test_huge_answer_is_rejected_unparsed_and_not_echoed_in_full():
@@ -100,7 +100,7 @@ def test_retry_after_is_honoured():
         started = time.monotonic()
         client.complete(MESSAGES, TerminationAnswer, "t")
         elapsed = time.monotonic() - started
-    assert 0.6 <= elapsed < 1.5
+    assert 0.6 <= elapsed < 3.0
     assert len(server.requests) == 2
 
 
@@ -110,7 +110,7 @@ def test_retry_after_is_capped():
         started = time.monotonic()
         client.complete(MESSAGES, TerminationAnswer, "t")
         elapsed = time.monotonic() - started
-    assert 0.2 <= elapsed < 1.0
+    assert 0.2 <= elapsed < 5.0  # far below the 30 s asked for
 
 
 def test_backoff_is_exponential_and_capped():
@@ -119,7 +119,7 @@ def test_backoff_is_exponential_and_capped():
         started = time.monotonic()
         client.complete(MESSAGES, TerminationAnswer, "t")
         elapsed = time.monotonic() - started
-    assert 0.1 + 0.15 + 0.15 <= elapsed < 1.2  # 0.1, then 0.2 and 0.4 capped at 0.15
+    assert 0.1 + 0.15 + 0.15 <= elapsed < 3.0  # 0.1, then 0.2 and 0.4 capped at 0.15
     assert len(server.requests) == 4
 
 
@@ -170,7 +170,7 @@ def test_close_joins_a_stalled_request_quickly():
         time.sleep(0.01)
     started = time.monotonic()
     server.close()
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 5.0  # the stall was 20 s
     caller.join(timeout=5)
     assert not caller.is_alive() and len(outcome) == 1
     client.close()
