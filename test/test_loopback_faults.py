@@ -9,7 +9,7 @@ import time
 import openai
 import pytest
 
-from step_planner.llm.client import LLMClient
+from step_planner.llm.client import LLMClient, retry_delay
 from step_planner.llm.config import LLMConfig
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.loopback import Fault, FaultSchedule, LoopbackServer
@@ -101,7 +101,8 @@ def test_retry_after_is_honoured():
         client.complete(MESSAGES, TerminationAnswer, "t")
         elapsed = time.monotonic() - started
     assert 0.6 <= elapsed < 3.0
-    assert len(server.requests) == 2
+    first, second = server.requests
+    assert second["t"] - first["t"] >= 0.6  # the wait happened between the two requests
 
 
 def test_retry_after_is_capped():
@@ -111,6 +112,13 @@ def test_retry_after_is_capped():
         client.complete(MESSAGES, TerminationAnswer, "t")
         elapsed = time.monotonic() - started
     assert 0.2 <= elapsed < 5.0  # far below the 30 s asked for
+
+
+def test_retry_delay_schedule():
+    config = LLMConfig(backoff_s=0.5, backoff_cap_s=3.0, retry_after_cap_s=10.0)
+    assert [retry_delay(config, n, None) for n in range(1, 6)] == [0.5, 1.0, 2.0, 3.0, 3.0]
+    assert retry_delay(config, 1, 4.0) == 4.0 and retry_delay(config, 1, 60.0) == 10.0
+    assert retry_delay(config, 3, -5.0) == 0.0
 
 
 def test_backoff_is_exponential_and_capped():

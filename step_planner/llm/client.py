@@ -141,17 +141,12 @@ class LLMClient:
             except _Transient as exc:
                 last_error = str(exc)
                 if attempt < attempts:
-                    delay = self._delay(attempt, exc.retry_after)
+                    delay = retry_delay(self.config, attempt, exc.retry_after)
                     log.warning("LLM %s attempt %d/%d failed (%s); retrying in %.2fs",
                                 purpose, attempt, attempts, last_error, delay)
                     time.sleep(delay)
         raise LLMUnavailable(f"LLM endpoint {self.endpoint} unavailable for {purpose!r} after "
                              f"{attempts} attempt(s): {last_error}")
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.config.retry_after_cap_s)
-        return min(self.config.backoff_s * 2 ** (attempt - 1), self.config.backoff_cap_s)
 
     def _one_exchange(self, conversation: list[dict], schema: type[BaseModel], purpose: str,
                       attempt: int) -> tuple[str, bool]:
@@ -265,6 +260,14 @@ class LLMClient:
         if self._secret and self._secret in text:
             return text.replace(self._secret, "[REDACTED]")
         return text
+
+
+def retry_delay(config: LLMConfig, attempt: int, retry_after: float | None) -> float:
+    """Seconds to wait after failed attempt `attempt` (1-based): the server's Retry-After up to
+    retry_after_cap_s, else backoff_s * 2**(attempt-1) up to backoff_cap_s."""
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), config.retry_after_cap_s)
+    return min(config.backoff_s * 2 ** (attempt - 1), config.backoff_cap_s)
 
 
 def _status_message(exc: openai.APIStatusError) -> str:

@@ -100,7 +100,8 @@ class RejectJsonSchema:
 class LoopbackServer:
     """OpenAI-compatible endpoint on loopback: GET /v1/models, POST /v1/chat/completions (JSON or SSE).
 
-    `requests` logs every request as {"method", "path", "body"} (body = parsed JSON); headers, and so
+    `requests` logs every request as {"method", "path", "body", "t"} (body = parsed JSON, t = arrival
+    time.monotonic()); headers, and so
     any Authorization key, are never logged.
     """
 
@@ -149,7 +150,7 @@ class LoopbackServer:
     def _log(self, method: str, path: str, body: dict | None) -> int:
         with self._lock:
             self._counter += 1
-            self.requests.append({"method": method, "path": path, "body": body})
+            self.requests.append({"method": method, "path": path, "body": body, "t": time.monotonic()})
             return self._counter
 
 
