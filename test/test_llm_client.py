@@ -41,7 +41,7 @@ def fake_key(monkeypatch):
 
 
 def make_client(server: LoopbackServer, **overrides) -> LLMClient:
-    settings = dict(base_url=server.base_url, model="loopback-model", timeout_s=1.0, max_retries=2,
+    settings = dict(base_url=server.base_url, model="loopback-model", timeout_s=5.0, max_retries=2,
                     backoff_s=0.01, backoff_cap_s=0.05)
     settings.update(overrides)
     return LLMClient(LLMConfig(**settings))

@@ -18,6 +18,7 @@ from step_planner.llm.schemas import TerminationAnswer
 FAKE_KEY = "sk-test-FAKE-71aa03c5e2"
 MESSAGES = [{"role": "user", "content": "Subgoal: open the drawer."}]
 VALID = json.dumps({"verdict": "execute", "call": {"name": "open_drawer", "args": {"drawer": "drawer"}}})
+SHORT_TIMEOUT = 0.3  # only where a stall must time out; elsewhere 2 s keeps a loaded machine from flaking
 TRANSPORT_FAULTS = ["timeout", "http_429", "http_500", "http_503", "disconnect", "truncated", "malformed"]
 
 
@@ -31,7 +32,7 @@ def valid(_request: dict) -> str:
 
 
 def make_client(server: LoopbackServer, **overrides) -> LLMClient:
-    settings = dict(base_url=server.base_url, model="loopback-model", timeout_s=0.3, max_retries=2,
+    settings = dict(base_url=server.base_url, model="loopback-model", timeout_s=2.0, max_retries=2,
                     backoff_s=0.01, backoff_cap_s=0.05)
     settings.update(overrides)
     return LLMClient(LLMConfig(**settings))
@@ -40,7 +41,7 @@ def make_client(server: LoopbackServer, **overrides) -> LLMClient:
 @pytest.mark.parametrize("kind", TRANSPORT_FAULTS)
 def test_persistent_fault_gives_bounded_retries_then_unavailable(kind):
     with LoopbackServer(FaultSchedule(valid, [kind] * 10), stall_s=2.0) as server:
-        client = make_client(server)
+        client = make_client(server, timeout_s=SHORT_TIMEOUT if kind == "timeout" else 2.0)
         started = time.monotonic()
         with pytest.raises(LLMUnavailable) as info:
             client.complete(MESSAGES, TerminationAnswer, "terminate")
@@ -58,7 +59,7 @@ def test_persistent_fault_gives_bounded_retries_then_unavailable(kind):
 @pytest.mark.parametrize("kind", TRANSPORT_FAULTS)
 def test_single_fault_is_recovered_by_a_retry(kind):
     with LoopbackServer(FaultSchedule(valid, [kind]), stall_s=2.0) as server:
-        client = make_client(server)
+        client = make_client(server, timeout_s=SHORT_TIMEOUT if kind == "timeout" else 2.0)
         exchanges = []
         client.add_listener(exchanges.append)
         answer = client.complete(MESSAGES, TerminationAnswer, "terminate")
@@ -71,7 +72,7 @@ def test_single_fault_is_recovered_by_a_retry(kind):
 def test_timeout_error_says_timed_out():
     server = LoopbackServer(FaultSchedule(valid, ["timeout"] * 3), stall_s=2.0)
     with server, pytest.raises(LLMUnavailable, match="timed out after 0.3s"):
-        make_client(server).complete(MESSAGES, TerminationAnswer, "t")
+        make_client(server, timeout_s=SHORT_TIMEOUT).complete(MESSAGES, TerminationAnswer, "t")
 
 
 def test_connection_refused_is_unavailable_quickly():
@@ -86,7 +87,7 @@ def test_connection_refused_is_unavailable_quickly():
 
 def test_huge_answer_is_rejected_unparsed_and_not_echoed_in_full():
     with LoopbackServer(FaultSchedule(valid, ["huge", "huge"]), huge_chars=3_000_000) as server:
-        client = make_client(server, timeout_s=5.0)
+        client = make_client(server, timeout_s=10.0)
         with pytest.raises(LLMInvalidAnswer, match="over the limit of 20000"):
             client.complete(MESSAGES, TerminationAnswer, "t")
     assert len(server.requests) == 2

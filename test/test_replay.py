@@ -33,7 +33,7 @@ def scripted_expert(request: dict) -> str:
 
 
 def make_client(base_url: str, **overrides) -> LLMClient:
-    settings = dict(base_url=base_url, model="upstream-model", timeout_s=2.0, max_retries=1, backoff_s=0.01)
+    settings = dict(base_url=base_url, model="upstream-model", timeout_s=5.0, max_retries=1, backoff_s=0.01)
     settings.update(overrides)
     return LLMClient(LLMConfig(**settings))
 
