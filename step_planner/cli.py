@@ -205,6 +205,7 @@ def _delegate(module: str, func: str, argv: list[str]) -> int:
 
 DELEGATED = {
     "bench": ("step_planner.bench.cli", "main_bench"),
+    "record-answers": ("step_planner.bench.offline_answers", "main"),
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),
     "watch": ("step_planner.ros.watch", "main_watch"),
