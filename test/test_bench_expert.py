@@ -207,3 +207,35 @@ def test_phrases_parse_back_to_their_intent(suite, library):
             assert parse_intent(str(last), library) == parse_intent(call_phrase(last, task.world), library)
     assert parse_intent("move the arm home", library).call == PrimitiveCall.make("home")
     assert parse_intent("sing a song", library) is None
+
+
+def test_expert_over_loopback_http_matches_in_process(suite, library):
+    """The real openai client against the loopback server: same answers, same runs as in process."""
+    from step_planner.llm.client import LLMClient
+    from step_planner.llm.config import LLMConfig
+    from step_planner.llm.loopback import LoopbackServer
+
+    tasks = [suite["sc02_find_screwdriver"], suite["lc04_swap_pen_tape"]]
+    for noise, seed in ((0.0, 0), (0.3, 4)):
+        for task in tasks:
+            runs = []
+            for transport in ("http", "inproc"):
+                expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
+                expert.register(task.instruction, task.goal)
+                executor = SymbolicExecutor(library, task.world)
+                if transport == "http":
+                    with LoopbackServer(expert) as server:
+                        llm = LLMClient(LLMConfig(model="scripted-expert", base_url=server.base_url))
+                        result = run_goal(task.instruction, library=library, executor=executor, llm=llm,
+                                          config=PlannerConfig())
+                        llm.close()
+                else:
+                    llm = InProcessLLM(expert)
+                    result = run_goal(task.instruction, library=library, executor=executor, llm=llm,
+                                      config=PlannerConfig())
+                tokens = [r.prompt_tokens for r in llm.usage.records]
+                runs.append(([str(c) for c, _ in result.executed], [i.kind for i in expert.injections], tokens))
+            assert runs[0][:2] == runs[1][:2], (task.id, noise)
+            assert runs[0][2] == runs[1][2]
+            if noise == 0:
+                assert satisfied(task.goal, executor.world) and len(runs[0][0]) == task.optimal

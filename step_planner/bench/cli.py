@@ -91,7 +91,7 @@ def _llm_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
     """(factory, description of the answer source, tokenizer note)."""
     from step_planner.bench.expert import ScriptedExpert
-    from step_planner.bench.inproc_llm import TOKENIZER, InProcessLLM
+    from step_planner.bench.inproc_llm import InProcessLLM, tokenizer_note
     from step_planner.bench.report import EXPERT_SOURCE
 
     def new_expert(task, noise, seed) -> ScriptedExpert:
@@ -126,7 +126,7 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
         expert = new_expert(task, noise, seed)
         return InProcessLLM(expert), expert
 
-    return in_process, EXPERT_SOURCE + ", called in process", TOKENIZER
+    return in_process, EXPERT_SOURCE + ", called in process", tokenizer_note()
 
 
 def main_bench(argv: list[str] | None = None) -> int:
