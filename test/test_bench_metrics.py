@@ -122,3 +122,22 @@ def test_bench_cli_rejects_bad_arguments(capsys):
     assert main_bench(["--base-url", "http://127.0.0.1:9/v1", "--noise", "0.1", "--quiet"]) == 2
     assert main_bench(["--check", "--tasks", "short_simple"]) == 0
     assert "tasks valid" in capsys.readouterr().out
+
+
+def test_bench_cli_against_an_endpoint(tmp_path, library):
+    """--base-url path: the real client against an OpenAI-compatible server (here the expert, hosted)."""
+    from step_planner.llm.loopback import LoopbackServer
+
+    tasks = [t for t in load_suite("table3") if t.id in ("ss01_red_block_tray", "sc06_tape_table")]
+    hosted = ScriptedExpert(library, seed=0)
+    for task in tasks:
+        hosted.register(task.instruction, task.goal)
+    out = tmp_path / "endpoint"
+    with LoopbackServer(hosted) as server:
+        rc = main_bench(["--tasks", ",".join(t.id for t in tasks), "--planners", "step,oneshot",
+                         "--base-url", server.base_url, "--model", "hosted-expert", "--out", str(out), "--quiet"])
+    assert rc == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["answer_source"] == f"the model 'hosted-expert' at {server.base_url}"
+    assert len(data["runs"]) == 4 and all(r["success"] and not r["injections"] for r in data["runs"])
+    assert all(r["prompt_tokens"] > 0 for r in data["runs"])
