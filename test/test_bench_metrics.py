@@ -141,3 +141,16 @@ def test_bench_cli_against_an_endpoint(tmp_path, library):
     assert data["meta"]["answer_source"] == f"the model 'hosted-expert' at {server.base_url}"
     assert len(data["runs"]) == 4 and all(r["success"] and not r["injections"] for r in data["runs"])
     assert all(r["prompt_tokens"] > 0 for r in data["runs"])
+
+
+def test_a_crashing_answer_source_is_recorded_not_fatal(library):
+    task = next(t for t in load_suite("table3") if t.id == "ss01_red_block_tray")
+
+    def broken(task_, noise, seed):
+        def handler(request):
+            raise RuntimeError("boom")
+        return InProcessLLM(handler), None
+
+    record = run_one(task, "react", 0.0, 0, library=library, config=PlannerConfig(), make_llm=broken,
+                     make_executor=lambda lib, w: SymbolicExecutor(lib, w))
+    assert not record.success and record.error == "LLM_UNAVAILABLE" and "boom" in record.message

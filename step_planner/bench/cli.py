@@ -135,7 +135,7 @@ def main_bench(argv: list[str] | None = None) -> int:
     from step_planner.bench.runner import episodes, run_one
     from step_planner.bench.tasks import TaskError, check_optimal, load_suite
     from step_planner.domain.primitives import PrimitiveLibrary
-    from step_planner.execution.factory import make_executor
+    from step_planner.execution.factory import BackendUnavailable, make_executor
     from step_planner.planner.config import ConfigError, PlannerConfig
 
     library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
@@ -155,6 +155,13 @@ def main_bench(argv: list[str] | None = None) -> int:
         return 2
     if args.seeds < 1:
         print("step-planner bench: --seeds must be at least 1", file=sys.stderr)
+        return 2
+    try:  # fail before the sweep, with the backend's own reason, when it cannot run here
+        probe = make_executor(args.backend, library, tasks[0].fresh_world())
+        if hasattr(probe, "close"):
+            probe.close()
+    except BackendUnavailable as exc:
+        print(f"step-planner bench: backend {args.backend!r} unavailable: {exc}", file=sys.stderr)
         return 2
     from tqdm import tqdm
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from step_planner.llm.answers import AnswerError, parse_answer
 from step_planner.llm.client import BAD_ANSWER_ECHO_CHARS
 from step_planner.llm.config import LLMConfig
-from step_planner.llm.errors import LLMInvalidAnswer
+from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.tokens import count_message_tokens, count_tokens, tokenizer_kind
 from step_planner.llm.usage import CallRecord, UsageLedger
 
@@ -46,7 +46,10 @@ class InProcessLLM:
             "max_tokens": self.config.max_tokens,
         }
         started = time.perf_counter()
-        text = self.handler(request)
+        try:
+            text = self.handler(request)
+        except Exception as exc:  # over HTTP this is a 500 and, after retries, LLMUnavailable
+            raise LLMUnavailable(f"the answer handler failed: {type(exc).__name__}: {exc}") from exc
         self.usage.add(CallRecord(purpose, self.config.model, count_message_tokens(conversation),
                                   count_tokens(text), time.perf_counter() - started, True, None, attempt, True))
         return text

@@ -25,6 +25,7 @@ from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import Executor, Outcome
 from step_planner.planner.config import PlannerConfig
+from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.terminate import CompletionLLM
 
 # (task, noise, seed) -> (client, expert or None when the answers come from a real model)
@@ -75,6 +76,12 @@ def failure_type(success: bool, claimed: bool, error: str) -> str:
     return error.lower()
 
 
+def _failure(success: bool, result: GoalResult) -> str:
+    if not success and result.message.startswith("crash: "):
+        return "crash"
+    return failure_type(success, result.success, result.error.value)
+
+
 class RecordingLLM:
     """Wraps a client and appends every exchange (messages, parsed answer or error) to a JSONL file."""
 
@@ -123,10 +130,15 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         states.append(world.copy())
 
     t0 = time.perf_counter()
-    result = run_planner(planner, task.instruction, library=library, executor=executor, llm=llm,
-                         config=config, on_step=on_step)
+    try:
+        result = run_planner(planner, task.instruction, library=library, executor=executor, llm=llm,
+                             config=config, on_step=on_step)
+    except Exception as exc:  # a bug in a planner: recorded as a crash, the sweep goes on
+        result = GoalResult(False, GoalError.PLANNING_FAILED, f"crash: {type(exc).__name__}: {exc}")
     wall = time.perf_counter() - t0
     final = executor.observe()
+    if hasattr(executor, "close"):
+        executor.close()
     usage = _records(llm)[first:]
     prompts = [int(getattr(r, "prompt_tokens", 0) or 0) for r in usage]
     llm_time = sum(float(getattr(r, "latency_s", 0.0) or 0.0) for r in usage)
@@ -142,7 +154,7 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         max_prompt_tokens=max(prompts, default=0), prompt_tokens_per_call=prompts,
         llm_time_s=round(llm_time, 6), exec_time_s=round(exec_time, 6), wall_s=round(wall, 6),
         planner_time_s=round(max(0.0, wall - llm_time - exec_time), 6),
-        failure_type=failure_type(success, result.success, result.error.value),
+        failure_type=_failure(success, result),
         injections=[i.kind for i in expert.injections] if expert else [],
         executed=[str(c) for c, _ in result.executed],
     )
