@@ -98,3 +98,14 @@ def test_budgets_bind_the_baselines(suite, library):
         assert len(llm.usage.records) <= 3
     with pytest.raises(ValueError, match="unknown planner"):
         run_planner("magic", "x", library=library, executor=None, llm=None, config=tight)
+
+
+def test_step_feature_variants(suite, library):
+    from step_planner.bench.baselines import is_known
+
+    task = suite["lc09_empty_and_refill"]
+    plain, _, plain_llm = _run("step", task, library)
+    ahead, executor, ahead_llm = _run("step+plan_ahead", task, library)
+    assert ahead.success and satisfied(task.goal, executor.world) and len(ahead.executed) == task.optimal
+    assert len(ahead_llm.usage.records) < len(plain_llm.usage.records)  # planned calls skip the LLM
+    assert is_known("step+plan_ahead+summaries") and not is_known("step+telepathy") and not is_known("react+x")

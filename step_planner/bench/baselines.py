@@ -10,6 +10,8 @@
 - ``react``           flat step-by-step: one call per step, the prompt carries the full history
                       (successes, failures, rejections with reasons); no termination checker.
 - ``oneshot``         the whole plan in one answer (``plan``), then executed without re-planning.
+- ``step+F1+F2``      STEP with planner features switched on (``plan_ahead``, ``summaries``,
+                      ``self_revision``, ``working_memory``, ``control_flow``; see PlannerConfig).
 
 Every call from every planner passes ``check_call`` before it reaches the executor.
 """
@@ -25,7 +27,7 @@ from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Executor, Outcome
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import DecompositionAnswer
-from step_planner.planner.config import PlannerConfig
+from step_planner.planner.config import KNOWN_FEATURES, PlannerConfig
 from step_planner.planner.prompts import PromptBook, describe_outcome
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.runner import run_goal
@@ -196,9 +198,20 @@ def _flat(instruction: str, library: PrimitiveLibrary, executor: Executor, llm: 
         return end(False, GoalError.LLM_UNAVAILABLE, f"LLM endpoint unavailable: {exc}")
 
 
+def is_known(name: str) -> bool:
+    """A planner name :func:`run_planner` accepts (``step+feature`` variants included)."""
+    if name in PLANNERS:
+        return True
+    base, *features = name.split("+")
+    return base == "step" and bool(features) and set(features) <= KNOWN_FEATURES
+
+
 def run_planner(name: str, instruction: str, *, library: PrimitiveLibrary, executor: Executor,
                 llm: CompletionLLM, config: PlannerConfig, on_step: StepCallback | None = None) -> GoalResult:
     """Run planner ``name`` (one of :data:`PLANNERS`) on one instruction."""
+    if name.startswith("step+") and is_known(name):
+        featured = config.with_features(set(config.features) | set(name.split("+")[1:]))
+        return run_goal(instruction, library=library, executor=executor, llm=llm, config=featured, on_step=on_step)
     if name == "step":
         return run_goal(instruction, library=library, executor=executor, llm=llm, config=config, on_step=on_step)
     if name == "step_no_tree":

@@ -19,7 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from step_planner.bench.baselines import PLANNERS
+from step_planner.bench.baselines import PLANNERS, is_known
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,8 +36,9 @@ def _floats(text: str) -> list[float]:
 
 def _planners(text: str) -> list[str]:
     names = [x.strip() for x in text.split(",") if x.strip()]
-    if bad := [n for n in names if n not in PLANNERS]:
-        raise argparse.ArgumentTypeError(f"unknown planners {bad}; known: {', '.join(PLANNERS)}")
+    if bad := [n for n in names if not is_known(n)]:
+        raise argparse.ArgumentTypeError(f"unknown planners {bad}; known: {', '.join(PLANNERS)} "
+                                         "and step+FEATURE[+FEATURE] (planner features)")
     return names
 
 
@@ -45,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="step-planner bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", default="table3", help="suite name in config/tasks or a YAML path")
-    p.add_argument("--planners", type=_planners, default=list(PLANNERS), help=", ".join(PLANNERS))
+    p.add_argument("--planners", type=_planners, default=list(PLANNERS),
+                   help=", ".join(PLANNERS) + ", or step+FEATURE[+FEATURE] e.g. step+plan_ahead")
     p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
     p.add_argument("--tasks", help="only these task ids or categories (comma-separated)")
