@@ -239,3 +239,27 @@ def test_expert_over_loopback_http_matches_in_process(suite, library):
             assert runs[0][2] == runs[1][2]
             if noise == 0:
                 assert satisfied(task.goal, executor.world) and len(runs[0][0]) == task.optimal
+
+
+def test_expert_uses_replan_feedback_it_cannot_see_in_the_observation(library):
+    """The box looks like it has room (capacities are not in the observation); the rejection says it has not."""
+    from step_planner.bench.goals import parse_goal
+    from step_planner.domain.scene import scene_from_dict
+
+    world = scene_from_dict({
+        "places": [{"name": "box", "kind": "box", "capacity": 1}, {"name": "table"},
+                   {"name": "drawer", "kind": "drawer", "open": False}],
+        "objects": [{"name": "cube", "at": "box"}, {"name": "red_block", "at": "table"}],
+    })
+    world.objects["red_block"].location = "gripper"
+    world.held = "red_block"
+    expert = ScriptedExpert(library, call_style="call")
+    instruction = "Open the drawer."
+    expert.register(instruction, parse_goal(["open(drawer)"]))
+    executor = SymbolicExecutor(library, world)
+    result = run_goal(instruction, library=library, executor=executor, llm=InProcessLLM(expert),
+                      config=PlannerConfig())
+    texts = [n["text"] for n in result.tree["nodes"]]
+    assert "place the red block in the box" in texts  # first guess: the box comes first in the scene
+    assert result.success and [str(c) for c, _ in result.executed] == [
+        "place(object=red_block, target=table)", "open_drawer(drawer=drawer)"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +68,21 @@ class Injection:
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+_NO_ROOM = re.compile(r"\b([a-z0-9_]+) has no room for another object")
+_NO_REACH = re.compile(r"\b([a-z0-9_]+) is out of the arm's reach")
+
+
+def learn_from_feedback(feedback: str, observed: WorldState) -> None:
+    """What re-plan feedback says that the observation does not show: full places, unreachable things."""
+    for name in _NO_ROOM.findall(feedback):
+        if name in observed.places:
+            observed.places[name].capacity = len(observed.contents(name))
+    for name in _NO_REACH.findall(feedback):
+        entity = observed.objects.get(name) or observed.places.get(name)
+        if entity is not None:
+            entity.reachable = False
 
 
 def _first_line(text: str) -> str:
@@ -177,7 +193,9 @@ class ScriptedExpert:
         path = [line for line in section(secs, "Path").splitlines() if line.strip()]
         is_root = len(path) <= 1 or _norm(parent) == _norm(task)
         observed = parse_observation(section(secs, "Current observation"))
-        sibs = siblings(section(secs, "Children of this subgoal"))
+        children = section(secs, "Children of this subgoal")
+        learn_from_feedback(section(secs, "Re-plan feedback") + "\n" + children, observed)  # + failed siblings
+        sibs = siblings(children)
         primitive_level = not is_root or bool(section(secs, "Depth limit"))
         plan_ahead = bool(section(secs, "Plan ahead") or section(secs, "Remaining plan"))
         ctx = AnswerContext("decomposition", observed, primitive_level=primitive_level, plan_ahead=plan_ahead)
