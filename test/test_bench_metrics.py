@@ -154,3 +154,20 @@ def test_a_crashing_answer_source_is_recorded_not_fatal(library):
     record = run_one(task, "react", 0.0, 0, library=library, config=PlannerConfig(), make_llm=broken,
                      make_executor=lambda lib, w: SymbolicExecutor(lib, w))
     assert not record.success and record.error == "LLM_UNAVAILABLE" and "boom" in record.message
+
+
+def test_recorded_http_run_replays_identically(tmp_path):
+    """--via-http --record writes replay files; a replay server answers the same run at --base-url."""
+    from step_planner.llm.loopback import LoopbackServer
+    from step_planner.llm.replay import ReplayHandler
+
+    common = ["--tasks", "sc01_tape_to_tray,ls11_store_and_close", "--planners", "step,react", "--quiet"]
+    rec = tmp_path / "answers"
+    assert main_bench([*common, "--via-http", "--record", str(rec), "--out", str(tmp_path / "a")]) == 0
+    assert len(list(rec.glob("*.json"))) > 10
+    with LoopbackServer(ReplayHandler(rec)) as server:
+        assert main_bench([*common, "--base-url", server.base_url, "--model", "scripted-expert",
+                           "--out", str(tmp_path / "b")]) == 0
+    first, again = (json.loads((tmp_path / d / "results.json").read_text())["runs"] for d in ("a", "b"))
+    assert [r["executed"] for r in first] == [r["executed"] for r in again]
+    assert all(r["success"] for r in again)

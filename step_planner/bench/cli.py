@@ -6,7 +6,9 @@
 Without ``--base-url`` the answers come from the scripted expert (in process; ``--via-http``
 serves it on a loopback OpenAI-compatible server to the real ``openai`` client). With
 ``--base-url/--model`` a real endpoint answers and ``--noise`` must be 0 (mistakes are injected
-by the expert only). ``--record DIR`` keeps every exchange as JSONL per run.
+by the expert only). ``--record DIR`` keeps every exchange: over HTTP as one replayable JSON file
+per exchange (``step_planner.llm.replay`` format, servable by ``ReplayHandler``), in process as
+one JSONL file per run.
 """
 
 from __future__ import annotations
@@ -105,24 +107,33 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
         try:
             from step_planner.llm.client import LLMClient
             from step_planner.llm.config import LLMConfig
+            from step_planner.llm.loopback import LoopbackServer
+            from step_planner.llm.replay import RecordingHandler
         except ImportError as exc:
             raise SystemExit(f"step-planner bench: the LLM client is not available here ({exc})") from exc
         settings = _llm_settings(args)
-        if args.base_url:
-            client_factory = lambda: LLMClient(LLMConfig.from_dict(settings))  # noqa: E731
-            return (lambda task, noise, seed: (client_factory(), None)), \
-                f"the model {settings.get('model')!r} at {args.base_url}", "reported by the endpoint"
-        from step_planner.llm.loopback import LoopbackServer
-
         current: dict[str, ScriptedExpert] = {}
-        server = stack.enter_context(LoopbackServer(lambda request: current["expert"].handle(request)))
-        settings = {**settings, "base_url": server.base_url, "model": "scripted-expert"}
+        if args.base_url:
+            upstream = args.base_url
+            source = f"the model {settings.get('model')!r} at {args.base_url}"
+        else:
+            server = stack.enter_context(LoopbackServer(lambda request: current["expert"].handle(request)))
+            upstream = server.base_url
+            settings = {**settings, "model": "scripted-expert"}
+            source = EXPERT_SOURCE + ", served over loopback HTTP to the openai client"
+        settings["base_url"] = upstream
+        if args.record:  # one replayable JSON file per exchange (step_planner.llm.replay format)
+            recorder = RecordingHandler(upstream, Path(args.record))
+            stack.callback(recorder.close)
+            settings["base_url"] = stack.enter_context(LoopbackServer(recorder)).base_url
 
         def over_http(task, noise, seed):
-            current["expert"] = new_expert(task, noise, seed)
-            return LLMClient(LLMConfig.from_dict(settings)), current["expert"]
+            expert = None
+            if not args.base_url:
+                expert = current["expert"] = new_expert(task, noise, seed)
+            return LLMClient(LLMConfig.from_dict(settings)), expert  # run_one closes it
 
-        return over_http, EXPERT_SOURCE + ", served over loopback HTTP to the openai client", "reported by the server"
+        return over_http, source, "reported by the server"
 
     def in_process(task, noise, seed):
         expert = new_expert(task, noise, seed)
@@ -168,7 +179,8 @@ def main_bench(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     out = Path(args.out)
-    record = Path(args.record) if args.record else None
+    # in process: one JSONL per run; over HTTP the recording proxy writes replay files instead
+    record = Path(args.record) if args.record and not (args.base_url or args.via_http) else None
     combos = list(episodes(tasks, args.planners, args.noise, args.seeds))
     started = time.perf_counter()
     records = []

@@ -117,6 +117,7 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
             config: PlannerConfig, make_llm: LLMFactory, make_executor: ExecutorFactory,
             record_dir: Path | None = None) -> RunRecord:
     llm, expert = make_llm(task, noise, seed)
+    client = llm
     if record_dir is not None:
         llm = RecordingLLM(llm, record_dir / planner / f"{task.id}_p{noise:g}_s{seed}.jsonl")
     executor = make_executor(library, task.fresh_world())
@@ -137,8 +138,9 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         result = GoalResult(False, GoalError.PLANNING_FAILED, f"crash: {type(exc).__name__}: {exc}")
     wall = time.perf_counter() - t0
     final = executor.observe()
-    if hasattr(executor, "close"):
-        executor.close()
+    for resource in (executor, client):
+        if callable(close := getattr(resource, "close", None)):
+            close()
     usage = _records(llm)[first:]
     prompts = [int(getattr(r, "prompt_tokens", 0) or 0) for r in usage]
     llm_time = sum(float(getattr(r, "latency_s", 0.0) or 0.0) for r in usage)
