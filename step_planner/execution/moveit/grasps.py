@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from step_planner.execution.base import ExecCode
 from step_planner.execution.moveit.config import DrawerConfig, GraspConfig, PushConfig
 
 Vec3 = tuple[float, float, float]
@@ -38,7 +39,15 @@ _FINGER_THICKNESS = 0.01  # half the closed fingers' depth along a push: keeps t
 
 
 class GeometryError(ValueError):
-    """The scene geometry does not say enough (or is impossible) for a motion; nothing moved."""
+    """The scene geometry does not say enough (or is impossible) for a motion; nothing moved.
+
+    ``code`` is what the planner is told: BACKEND_ERROR for missing geometry (fix the scene),
+    GRASP_FAILED / PLAN_FAILED / PRECONDITION_FAILED when the motion is impossible as asked.
+    """
+
+    def __init__(self, message: str, code: ExecCode = ExecCode.BACKEND_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -147,7 +156,7 @@ def top_grasp(shape: Shape, cfg: GraspConfig) -> Grasp:
         width, yaw = sy, shape.yaw  # close along the object's y (any diameter for a cylinder)
     if width >= cfg.max_opening:
         raise GeometryError(f"the object is {width:.3f} m wide between the fingers; the gripper opens "
-                            f"{cfg.max_opening:.3f} m")
+                            f"{cfg.max_opening:.3f} m", ExecCode.GRASP_FAILED)
     z = max(shape.top - min(cfg.grasp_depth, h / 2), cfg.min_tcp_height)
     grasp = Pose((shape.center[0], shape.center[1], z), top_down(yaw))
     return Grasp(grasp.up(cfg.pre_grasp_height), grasp, grasp.up(cfg.lift_height), width, z - shape.bottom)
@@ -167,7 +176,8 @@ def support_of(kind: str, name: str, geometry: dict[str, Any], drawer: DrawerCon
     if kind == "drawer":
         d = drawer_model(name, geometry, drawer)
         if not is_open:
-            raise GeometryError(f"drawer '{name}' is closed; nothing can be placed in it")
+            raise GeometryError(f"drawer '{name}' is closed; nothing can be placed in it",
+                                ExecCode.PRECONDITION_FAILED)
         cx, cy, cz = d.open_floor_center
         return Support((cx, cy, cz), d.inner[0] / 2, d.inner[1] / 2)
     if "position" not in geometry or "size" not in geometry:
@@ -178,22 +188,31 @@ def support_of(kind: str, name: str, geometry: dict[str, Any], drawer: DrawerCon
     return Support((pos[0], pos[1], top), size[0] / 2, size[1] / 2)
 
 
-def slot_position(support: Support, index: int, spacing: float, footprint: float) -> Vec3:
-    """The ``index``-th free spot on a support: the centre first, then a ring, then further out.
+def free_spot(support: Support, footprint: float, occupied: list[tuple[float, float, float]],
+              spacing: float) -> Vec3:
+    """The first spot on ``support`` (centre, then rings ``spacing`` apart) that keeps an object of
+    ``footprint`` inside the support and clear of the ``occupied`` circles (x, y, radius).
 
-    Raises GeometryError when no spot keeps an object of ``footprint`` inside the support.
+    Raises GeometryError (PLAN_FAILED) when no spot is free.
     """
     spots: list[tuple[float, float]] = [(0.0, 0.0)]
-    for ring in range(1, 8):
+    for ring in range(1, 12):
         r = ring * spacing
         spots += [(0.0, r), (0.0, -r), (r, 0.0), (-r, 0.0), (r, r), (-r, r), (r, -r), (-r, -r)]
-    margin = footprint / 2
-    fits = [(dx, dy) for dx, dy in spots
-            if abs(dx) + margin <= support.half_x + 1e-9 and abs(dy) + margin <= support.half_y + 1e-9]
-    if index >= len(fits):
-        raise GeometryError(f"no free place spot #{index + 1} ({len(fits)} fit an object of {footprint:.3f} m)")
-    dx, dy = fits[index]
-    return (support.center[0] + dx, support.center[1] + dy, support.center[2])
+    radius = footprint / 2
+    for dx, dy in spots:
+        if abs(dx) + radius > support.half_x + 1e-9 or abs(dy) + radius > support.half_y + 1e-9:
+            continue
+        x, y = support.center[0] + dx, support.center[1] + dy
+        if all(math.hypot(x - ox, y - oy) >= radius + orad + 0.01 for ox, oy, orad in occupied):
+            return (x, y, support.center[2])
+    raise GeometryError(f"no free spot for an object of {footprint:.3f} m ({len(occupied)} objects already there)",
+                        ExecCode.PLAN_FAILED)
+
+
+def footprint_circle(shape: Shape) -> tuple[float, float, float]:
+    """An object's footprint on its support as a circle (x, y, radius)."""
+    return (shape.center[0], shape.center[1], math.hypot(shape.extents[0], shape.extents[1]) / 2)
 
 
 @dataclass(frozen=True)
@@ -225,7 +244,8 @@ class Push:
 def push_poses(shape: Shape, direction: str, push: PushConfig, grasp: GraspConfig) -> Push:
     """Closed fingers behind the object, then a straight push of ``push.distance`` along ``direction``."""
     if direction not in DIRECTIONS:
-        raise GeometryError(f"push direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        raise GeometryError(f"push direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}",
+                            ExecCode.PRECONDITION_FAILED)
     d = DIRECTIONS[direction]
     half = abs(d[0]) * shape.extents[0] / 2 + abs(d[1]) * shape.extents[1] / 2
     back = half + push.standoff + _FINGER_THICKNESS

@@ -83,7 +83,7 @@ class PlanningScene:
         aco = object
         LOG.add("attach" if aco.object.operation == CollisionObject.ADD else "detach",
                 id=aco.object.id, link=aco.link_name, touch_links=list(aco.touch_links))
-        if aco.link_name not in self._robot.links:
+        if aco.link_name not in self._robot.model.links:
             return False
         if aco.object.operation == CollisionObject.ADD:
             body = self._robot.world.pop(aco.object.id, None)
