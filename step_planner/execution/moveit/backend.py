@@ -42,8 +42,13 @@ class MoveItExecutor:
 
     # ---- Executor protocol --------------------------------------------------------------------
     def reset(self, world: WorldState) -> None:
-        """Track ``world`` from now on and rebuild MoveIt's collision scene from it (no motion)."""
+        """Track ``world`` from now on and rebuild MoveIt's collision scene from it (no motion).
+
+        The named poses of ``locations`` in config/franka.yaml join the world's locations, so the
+        planner may ``move_to`` them.
+        """
         self.world = world.copy()
+        self.world.locations = list(dict.fromkeys([*self.world.locations, *self.config.locations]))
         self._sync_scene()
 
     def observe(self) -> WorldState:
