@@ -75,6 +75,15 @@ def flange(tcp: g.Pose) -> tuple:
     return g.flange_pose(tcp, CFG.tcp_offset).position
 
 
+def readded_after_last_motion(st, body_id: str) -> bool:
+    """The body went back into the collision scene only after the last trajectory (the retreat)."""
+    calls = st.LOG.calls
+    last_execute = max(i for i, (n, _) in enumerate(calls) if n == "execute")
+    adds = [i for i, (n, c) in enumerate(calls)
+            if n == "apply_collision_object" and c["id"] == body_id and c["operation"] == b"\x00"]
+    return bool(adds) and adds[-1] > last_execute
+
+
 def world_ids(ex) -> set[str]:
     return set(ex.arm.robot._robot.world)
 
@@ -186,6 +195,7 @@ def test_place_into_the_open_drawer_lowers_releases_detaches_and_retreats(st, ex
     assert "tape" in world_ids(ex) and not ex.arm.robot._robot.attached
     readded = [c for c in st.LOG.of("apply_collision_object") if c["id"] == "tape"][-1]
     assert readded["poses"][0] == pytest.approx(tuple(tape.geometry["position"]))
+    assert readded_after_last_motion(st, "tape")
 
 
 def test_open_and_close_drawer_pull_and_push_along_the_slide(st, ex, library):
@@ -200,6 +210,7 @@ def test_open_and_close_drawer_pull_and_push_along_the_slide(st, ex, library):
     drawer_adds = [c for c in st.LOG.of("apply_collision_object") if c["id"] == "drawer"]
     assert drawer_adds[0]["operation"] == b"\x01" and drawer_adds[-1]["operation"] == b"\x00"
     assert drawer_adds[-1]["poses"][0][0] == pytest.approx(0.62 - 0.18)
+    assert readded_after_last_motion(st, "drawer")
     assert ex.observe().places["drawer"].is_open
     # the screwdriver hidden in the drawer is revealed by opening it in the tracked world
     st.LOG.calls.clear()
@@ -209,6 +220,7 @@ def test_open_and_close_drawer_pull_and_push_along_the_slide(st, ex, library):
     assert (push_end[0] - push_start[0]) == pytest.approx(0.18)
     assert hand_goals(st) == ["close"]
     assert not ex.observe().places["drawer"].is_open
+    assert readded_after_last_motion(st, "drawer")
 
 
 def test_push_moves_the_object_and_its_collision_body(st, ex, library, drawer_world):
@@ -223,6 +235,7 @@ def test_push_moves_the_object_and_its_collision_body(st, ex, library, drawer_wo
     assert after == pytest.approx([before[0], before[1] + CFG.push.distance, before[2]])
     assert [c for c in st.LOG.of("apply_collision_object") if c["id"] == "red_block"][-1]["poses"][0] == (
         pytest.approx(tuple(after)))
+    assert readded_after_last_motion(st, "red_block")
 
 
 def test_move_to_and_home(st, ex, library):

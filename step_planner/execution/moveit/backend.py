@@ -8,6 +8,11 @@ poses from the ROS node come later), so the scene geometry must match the real t
 A primitive commits its symbolic effects at the moment they become physically true (holding after
 the fingers close on the object, released after they open, open/closed after the pull/push), so a
 failure in a later segment (e.g. the lift) still leaves ``observe()`` describing the real state.
+
+Contact phases: the body the fingers touch (object, drawer) is taken out of MoveIt's collision
+scene for the straight segments in contact and put back, at its new pose, once the fingers have
+retreated. Those short straight segments are therefore not collision-checked against that one body.
+After any failure the whole collision scene is rebuilt from the tracked world.
 """
 
 from __future__ import annotations
@@ -162,11 +167,12 @@ class MoveItExecutor:
         arm.to_pose(placement.release, f"place: lower {object} onto {target}", cartesian=True)
         arm.grip(False, f"place: release {object}")
         arm.detach(object)
+        arm.remove_body(object)  # still between the open fingers: back in the scene after the retreat
         obj = self.world.objects[object]
         obj.geometry = {**obj.geometry, "position": list(placement.object_center)}
-        arm.add_body(object_body(object, self._shape(object)))
         self._commit(call)
         arm.to_pose(placement.retreat, f"place: retreat from {target}", cartesian=True)
+        arm.add_body(object_body(object, self._shape(object)))
 
     def _open_drawer(self, call: PrimitiveCall, drawer: str) -> None:
         d, place = self._drawer(drawer)
@@ -184,6 +190,7 @@ class MoveItExecutor:
         self._slide_drawer(call, d, opening=True)
         arm.grip(False, f"open_drawer: release the {drawer} handle")
         arm.to_pose(m.retreat, f"open_drawer: retreat from {drawer}", cartesian=True)
+        self._add_place_body(drawer)  # only now: the fingers were at the drawer front until the retreat
 
     def _close_drawer(self, call: PrimitiveCall, drawer: str) -> None:
         d, place = self._drawer(drawer)
@@ -196,6 +203,7 @@ class MoveItExecutor:
         arm.to_pose(m.end, f"close_drawer: push {drawer} closed", cartesian=True)
         self._slide_drawer(call, d, opening=False)
         arm.to_pose(m.retreat, f"close_drawer: retreat from {drawer}", cartesian=True)
+        self._add_place_body(drawer)
 
     def _push(self, call: PrimitiveCall, object: str, direction: str) -> None:  # noqa: A002
         shape = self._shape(object)
@@ -208,9 +216,9 @@ class MoveItExecutor:
         arm.to_pose(p.end, f"push: push {object} {direction}", cartesian=True)
         obj = self.world.objects[object]
         obj.geometry = {**obj.geometry, "position": list(p.new_center)}
-        arm.add_body(object_body(object, self._shape(object)))
         self._commit(call)
         arm.to_pose(p.retreat, f"push: retreat from {object}", cartesian=True)
+        arm.add_body(object_body(object, self._shape(object)))  # after the fingers left it
 
     # ---- world / scene helpers ----------------------------------------------------------------
     def _shape(self, name: str) -> g.Shape:
@@ -232,8 +240,10 @@ class MoveItExecutor:
                 obj.geometry = {**obj.geometry, "position": [x + dx, y + dy, z]}
                 self.arm.add_body(object_body(name, self._shape(name)))
         self._commit(call)
-        place = self.world.places[drawer]
-        self.arm.add_body(place_body(drawer, place.kind, place.geometry, self.config.drawer, place.is_open))
+
+    def _add_place_body(self, name: str) -> None:
+        place = self.world.places[name]
+        self.arm.add_body(place_body(name, place.kind, place.geometry, self.config.drawer, place.is_open))
 
     def _held_body(self) -> Body | None:
         held = self.world.held
