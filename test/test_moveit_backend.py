@@ -20,6 +20,7 @@ import yaml
 
 from step_planner.domain.primitives import PrimitiveCall
 from step_planner.execution.base import ExecCode, Executor
+from step_planner.execution.factory import BackendUnavailable
 from step_planner.execution.moveit import grasps as g
 from step_planner.execution.moveit import make_moveit_executor
 from step_planner.execution.moveit.config import FrankaConfig
@@ -414,3 +415,15 @@ def test_standin_enforces_the_binding_signatures(st):
         scene.remove_all_collision_objects()
     with pytest.raises(RuntimeError, match="outside"):
         scene.current_state  # noqa: B018 - using a scene after its with-block
+
+
+def test_gripper_action_mode_without_a_usable_control_msgs_is_refused_clearly(st, library, drawer_world, tmp_path):
+    """The stand-in control_msgs has no rosidl type support, so the real rclpy ActionClient refuses it:
+    the backend must turn that into BackendUnavailable (the action path itself is unverified here)."""
+    data = copy.deepcopy(RAW)
+    data["gripper"]["mode"] = "gripper_action"
+    path = tmp_path / "franka.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(BackendUnavailable, match="GripperCommand action client for /panda_hand_controller/gripper_cmd"):
+        make_moveit_executor(library, drawer_world, config_path=path)
+    assert st.LOG.of("execute") == []

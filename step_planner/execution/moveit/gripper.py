@@ -35,7 +35,12 @@ class GripperActionClient:
         if self._owns_context:
             rclpy.init()
         self.node = rclpy.create_node(node_name)
-        self.client = ActionClient(self.node, GripperCommand, action_name)
+        try:
+            self.client = ActionClient(self.node, GripperCommand, action_name)
+        except Exception as exc:  # noqa: BLE001 - e.g. a control_msgs build without type support
+            self.close()
+            raise BackendUnavailable(f"cannot create a GripperCommand action client for {action_name}: {exc!r}; "
+                                     "is ros-jazzy-control-msgs installed and sourced?") from exc
         if not self.client.wait_for_server(timeout_sec=timeout_s):
             self.close()
             raise BackendUnavailable(f"no GripperCommand action server at {action_name} within {timeout_s} s; "
