@@ -50,6 +50,12 @@ Signature sources (moveit/moveit2 and moveit/moveit2_tutorials, read with the se
   moveit2_tutorials ``doc/examples/motion_planning_python_api/scripts/
   motion_planning_python_api_planning_scene.py``.
 
+Versions: ROS 2 Jazzy ships moveit_py 2.10.x (moveit_py/CHANGELOG.rst). The MoveItPy binding read
+above is from >= 2.11 (it has ``name_space``, added in 2.11.0 by #2884); the backend passes only
+``node_name`` and ``launch_params_filepaths``, which 2.10 has too, and calls ``execute(trajectory,
+controllers=[])``, valid for both the old (``blocking=True`` default) and the new signature. The
+TrajectoryExecutionManager binding exists since 2.9.0 (#2406), so it is in Jazzy.
+
 Stricter than the real thing (documented so nobody relies on it): writing through a
 ``read_only()`` scene raises, and using a scene after its ``with`` block raises.
 """
