@@ -46,7 +46,7 @@ from step_planner.bench.phrases import (
     siblings,
 )
 from step_planner.bench.symbolic_planner import PlanningError, believed_world, drawers_named, knowledge_plan
-from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import check_call
 from step_planner.domain.world import WorldState
 from step_planner.llm.schemas import DecompositionAnswer, ProposedCall, TerminationAnswer
@@ -170,7 +170,7 @@ class ScriptedExpert:
         return beliefs, searched
 
     def _plan(self, observed: WorldState, atoms: tuple[Atom, ...], sibs: list[tuple[str, str]],
-              hints: str) -> tuple[WorldState, list]:
+              hints: str) -> tuple[WorldState, list[PrimitiveCall]]:
         """(believed world, remaining plan); raises PlanningError when no plan exists."""
         beliefs, searched = self._memory(sibs, observed)
         preferred = drawers_named(hints, observed)
@@ -183,7 +183,7 @@ class ScriptedExpert:
             return world, []
         return world, knowledge_plan(self.library, observed, atoms, beliefs, searched, preferred)
 
-    def _render(self, call, world: WorldState, style: str) -> str:
+    def _render(self, call: PrimitiveCall, world: WorldState, style: str) -> str:
         return short_call(call) if style == "call" else call_phrase(call, world)
 
     # ---- decomposition ------------------------------------------------------------------------
@@ -263,7 +263,7 @@ class ScriptedExpert:
         ctx.verdict = "decompose"
         return self._verdict("decompose", f"needs {len(plan)} actions: " + ", ".join(map(str, plan))), ctx
 
-    def _execute_or_replan(self, call, observed: WorldState, ctx: AnswerContext) -> str:
+    def _execute_or_replan(self, call: PrimitiveCall, observed: WorldState, ctx: AnswerContext) -> str:
         problems = check_call(call, self.library, observed)
         if problems:
             return self._verdict("replan", "; ".join(p.message for p in problems))
