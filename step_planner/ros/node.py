@@ -156,8 +156,11 @@ class StepPlannerNode(Node):
             goal_handle.canceled()
         else:
             goal_handle.abort()
-        level = self.get_logger().info if result.success else self.get_logger().warning
-        level(f"goal ended: {result.error.value}: {result.message} ({len(result.executed)} primitives)")
+        text = f"goal ended: {result.error.value}: {result.message} ({len(result.executed)} primitives)"
+        if result.success:  # rclpy loggers cache one severity per call site: two calls, not one variable
+            self.get_logger().info(text)
+        else:
+            self.get_logger().warning(text)
         return msg
 
     def _check_goal(self, goal: ExecuteTask.Goal) -> tuple[WorldState | None, str | None]:
