@@ -37,7 +37,7 @@ DRAWER_PRIMITIVES = [
 WAIT_S = 15.0  # discovery across threads is quick, but the machine is shared
 
 
-def _section(text: str, title: str) -> str:
+def section(text: str, title: str) -> str:
     m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
     return m.group(1).strip() if m else ""
 
@@ -67,12 +67,12 @@ class ScriptedPlans:
         if not self._open.is_set():
             self.waiting.set()
             self._open.wait(WAIT_S)
-        if _section(user, "Task") in self.unavailable:
+        if section(user, "Task") in self.unavailable:
             return Fault("http_503")
         if "## Subgoal to judge" in user:
             return json.dumps({"verdict": "decompose", "reason": "needs several actions"})
-        parent = _section(user, "Subgoal to decompose")
-        siblings = _section(user, "Children of this subgoal so far (in order, with outcomes)")
+        parent = section(user, "Subgoal to decompose")
+        siblings = section(user, "Children of this subgoal so far (in order, with outcomes)")
         lines = [] if siblings == "(none yet)" else [re.sub(r"^\d+\. ", "", s) for s in siblings.splitlines()]
         done = [s.rsplit(" -> ", 1)[0] for s in lines if s.endswith("-> succeeded")]
         remaining = [s for s in self.plans.get(parent, []) if s not in done]
