@@ -153,7 +153,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         )
         printer.result(result)
         if recorder is not None:
+            from step_planner.episodes.recorder import Retention, prune
+
             print(f"episode recorded in {recorder.finish(result)}")
+            prune(args.record, Retention())
         if args.json:
             Path(args.json).write_text(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
     return 0 if result.success else 1
@@ -205,6 +208,7 @@ def _delegate(module: str, func: str, argv: list[str]) -> int:
 
 DELEGATED = {
     "bench": ("step_planner.bench.cli", "main_bench"),
+    "record-answers": ("step_planner.bench.offline_answers", "main"),
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),
     "watch": ("step_planner.ros.watch", "main_watch"),
@@ -230,7 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--safety")
     plan.add_argument("--features", help="comma-separated planner features (overrides planner.yaml)")
     plan.add_argument("--episodic-store", help="episodic memory JSONL store (default ~/.step_planner)")
-    plan.add_argument("--record", help="record the episode (MCAP) into this folder")
+    plan.add_argument("--record", default=os.environ.get("STEP_PLANNER_EPISODES", str(Path.home() / ".step_planner"
+                                                                                         / "episodes")),
+                      help="episode folder (MCAP + summary.json; default ~/.step_planner/episodes, "
+                           "or $STEP_PLANNER_EPISODES); the oldest are pruned past 200 episodes / 2 GB / 30 days")
+    plan.add_argument("--no-record", dest="record", action="store_const", const="", help="do not record")
     plan.add_argument("--video", help="MP4 of the run (sim backend)")
     plan.add_argument("--json", help="write the result (with the final tree) as JSON")
     plan.add_argument("--goal-id")

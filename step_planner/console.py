@@ -24,15 +24,15 @@ class TreePrinter:
         return f"\033[{code}m{text}\033[0m" if self.color else text
 
     def on_tree_event(self, event: TreeEvent, tree: SubgoalTree) -> None:
+        if not getattr(self, "_header", False):  # the root exists before any listener is attached
+            self._header = True
+            self.out.write(self._c(f"task: {tree.instruction}\n", "1"))
         if event.node_id < 0:
             return
         node = tree.node(event.node_id)
         pad = "  " * node.depth
-        if event.kind == "added":
-            if node.parent is None:
-                self.out.write(self._c(f"task: {node.text}\n", "1"))
-            else:
-                self.out.write(f"{pad}• {node.text}\n")
+        if event.kind == "added" and node.parent is not None:
+            self.out.write(f"{pad}• {node.text}\n")
         elif event.kind == "verdict":
             v = node.verdicts[-1]
             colour = {"execute": "32", "decompose": "36", "done": "32"}.get(v.verdict, "33")

@@ -19,7 +19,13 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import check_call
+from step_planner.domain.validation import (
+    BAD_ARGUMENTS,
+    UNKNOWN_ENTITY,
+    UNKNOWN_PRIMITIVE,
+    WRONG_TYPE,
+    check_call,
+)
 from step_planner.domain.world import WorldState
 from step_planner.llm.errors import LLMInvalidAnswer
 from step_planner.llm.schemas import TerminationAnswer
@@ -30,6 +36,7 @@ EXECUTE = "execute"
 DECOMPOSE = "decompose"
 REPLAN = "replan"
 
+_MAPPING_PROBLEMS = {UNKNOWN_PRIMITIVE, BAD_ARGUMENTS, UNKNOWN_ENTITY, WRONG_TYPE}
 _CALL_SHAPE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(.*\)\s*\.?\s*$")
 
 
@@ -84,24 +91,31 @@ class TerminationChecker:
                 return verdict
             call, source = verdict.call, "llm"
             assert call is not None
-            uncovered = self._uncovered(text, call, world)
-            if uncovered:
-                return Verdict(
-                    DECOMPOSE,
-                    f"{call} does not cover {', '.join(sorted(uncovered))} named in the subgoal; "
-                    "it needs more than one action",
-                    "deterministic",
-                )
         problems = check_call(call, self.library, world)
-        if problems:
+        # a call that names no such primitive or thing is wrong whatever the subgoal means
+        malformed = [p for p in problems if p.category in _MAPPING_PROBLEMS]
+        if malformed:
+            return self._replan(call, malformed)
+        if source == "llm" and (uncovered := self._uncovered(text, call, world)):
             return Verdict(
-                REPLAN,
-                f"{call} cannot run now: " + "; ".join(p.message for p in problems),
+                DECOMPOSE,
+                f"{call} does not cover {', '.join(sorted(uncovered))} named in the subgoal; "
+                "it needs more than one action",
                 "deterministic",
-                call=call,
-                categories=tuple(sorted({p.category for p in problems})),
             )
+        if problems:
+            return self._replan(call, problems)
         return Verdict(EXECUTE, f"maps to {call}; preconditions hold", source, call=call)
+
+    @staticmethod
+    def _replan(call: PrimitiveCall, problems: list) -> Verdict:
+        return Verdict(
+            REPLAN,
+            f"{call} cannot run now: " + "; ".join(p.message for p in problems),
+            "deterministic",
+            call=call,
+            categories=tuple(sorted({p.category for p in problems})),
+        )
 
     def _uncovered(self, text: str, call: PrimitiveCall, world: WorldState) -> set[str]:
         """Entities the subgoal names that ``call`` does not act on — a sign of a compound subgoal.
