@@ -79,6 +79,10 @@ class Arm:
         path = self.ik.cartesian_path(self.controller.q, np.asarray(position, dtype=float))
         if path is None:
             raise MotionInterrupted(ExecCode.NO_IK, f"no straight-line IK path for {what}")
+        self.checker.sync(self.controller.data)
+        for q in path[1:]:
+            if hits := self.checker.contacts(q, allow_fingers=True):
+                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}")
         traj = time_parameterize(np.array(path), self.controller.model.opt.timestep, speed=speed,
                                  densify_step=0.02)
         self.controller.follow(traj, cancel, monitor)

@@ -78,8 +78,12 @@ class CollisionChecker:
         self.data.qpos[a.qpos_adr : a.qpos_adr + 3] = obj_pos
         self.data.qpos[a.qpos_adr + 3 : a.qpos_adr + 7] = obj_quat
 
-    def contacts(self, q: np.ndarray) -> list[tuple[str, str, float]]:
-        """Robot contacts (names and distance) closer than the margin at arm configuration ``q``."""
+    def contacts(self, q: np.ndarray, allow_fingers: bool = False) -> list[tuple[str, str, float]]:
+        """Robot contacts (names and distance) closer than the margin at arm configuration ``q``.
+
+        ``allow_fingers`` ignores contacts of the fingers and the held object: used for Cartesian
+        approaches whose purpose is to bring exactly those close to something.
+        """
         self.checks += 1
         self.data.qpos[self.index.arm_qpos] = q
         mujoco.mj_kinematics(self.model, self.data)
@@ -99,6 +103,8 @@ class CollisionChecker:
             ):
                 continue
             if self.attached_geoms[g1] and self.attached_geoms[g2]:
+                continue
+            if allow_fingers and any(self.finger_geoms[g] or self.attached_geoms[g] for g in (g1, g2)):
                 continue
             if c.dist < self.margin:
                 hits.append((self.model.geom(g1).name or self.model.body(self.model.geom_bodyid[g1]).name,
