@@ -34,8 +34,13 @@ Monitor = Callable[[], "tuple[ExecCode, str] | None"]
 
 
 class Controller:
-    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, index: PandaIndex,
-                 on_step: Callable[[mujoco.MjData], None] | None = None) -> None:
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        data: mujoco.MjData,
+        index: PandaIndex,
+        on_step: Callable[[mujoco.MjData], None] | None = None,
+    ) -> None:
         self.model, self.data, self.index = model, data, index
         self.on_step = on_step
         self.q_ref = data.qpos[index.arm_qpos].copy()
@@ -66,8 +71,11 @@ class Controller:
             wall0, sim0 = time.perf_counter(), self.data.time
             stop_sim = self.stop()
             raise MotionInterrupted(
-                ExecCode.CANCELED, f"canceled during motion; arm stopped in {stop_sim * 1000:.0f} ms (sim)",
-                stop_sim_s=stop_sim, stop_wall_s=time.perf_counter() - wall0, canceled_at_sim_s=sim0,
+                ExecCode.CANCELED,
+                f"canceled during motion; arm stopped in {stop_sim * 1000:.0f} ms (sim)",
+                stop_sim_s=stop_sim,
+                stop_wall_s=time.perf_counter() - wall0,
+                canceled_at_sim_s=sim0,
             )
 
     def stop(self, max_time: float = 1.0, vel_tol: float = 0.02) -> float:
@@ -89,8 +97,11 @@ class Controller:
             self._step(self.q_ref, zero)
 
     def follow(
-        self, traj: TimedTrajectory, cancel: threading.Event | None = None,
-        monitor: Monitor | None = None, monitor_every: int = 25,
+        self,
+        traj: TimedTrajectory,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        monitor_every: int = 25,
     ) -> None:
         """Track a timed trajectory sampled at the physics period."""
         t0 = self.data.time

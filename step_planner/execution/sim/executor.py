@@ -36,8 +36,12 @@ class SimExecutor:
     """
 
     def __init__(
-        self, library: PrimitiveLibrary, scene_world: WorldState, seed: int = 0,
-        video_path: str | Path | None = None, render: bool = False,
+        self,
+        library: PrimitiveLibrary,
+        scene_world: WorldState,
+        seed: int = 0,
+        video_path: str | Path | None = None,
+        render: bool = False,
         keyframe_dir: str | Path | None = None,
     ) -> None:
         self.library = library
@@ -78,8 +82,9 @@ class SimExecutor:
         self.episode_step = 0
 
     def observe(self) -> WorldState:
-        return perc.observe_world(self.model, self.data, self.index, self.info, self.template,
-                                  robot_at=self.primitives.robot_at)
+        return perc.observe_world(
+            self.model, self.data, self.index, self.info, self.template, robot_at=self.primitives.robot_at
+        )
 
     def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
         wall0, sim0 = time.perf_counter(), self.data.time
@@ -96,8 +101,9 @@ class SimExecutor:
             except MotionInterrupted as exc:
                 code, message, details = exc.code, exc.message, dict(exc.details)
         except Exception as exc:  # a bug or a solver crash: report it, never raise into the planner
-            return Outcome(ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}",
-                           duration_s=time.perf_counter() - wall0)
+            return Outcome(
+                ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}", duration_s=time.perf_counter() - wall0
+            )
         details.update(
             planning_s=round(self.arm.stats.planning_s - plan0, 4),
             sim_s=round(self.data.time - sim0, 4),

@@ -8,7 +8,6 @@ the planner's job; IK only answers "can the hand be there with this orientation"
 from __future__ import annotations
 
 import mink
-import mujoco
 import numpy as np
 
 from step_planner.execution.sim.model import GRASP_FRAME, HOME_Q, PandaIndex, compile_spec, panda_spec
@@ -54,14 +53,19 @@ class IkSolver:
             err = self.task.compute_error(self.configuration)
             if np.linalg.norm(err[:3]) < POS_TOL and np.linalg.norm(err[3:]) < ROT_TOL:
                 return self.configuration.q[self.index.arm_qpos].copy()
-            vel = mink.solve_ik(self.configuration, [self.task, self.posture], 0.1, "daqp",
-                                damping=1e-3, limits=self.limits)
+            vel = mink.solve_ik(
+                self.configuration, [self.task, self.posture], 0.1, "daqp", damping=1e-3, limits=self.limits
+            )
             self.configuration.integrate_inplace(vel, 0.1)
         return None
 
     def solve(
-        self, position: np.ndarray, rotation: np.ndarray, seed_q: np.ndarray | None = None,
-        restarts: int = 8, accept=None,
+        self,
+        position: np.ndarray,
+        rotation: np.ndarray,
+        seed_q: np.ndarray | None = None,
+        restarts: int = 8,
+        accept=None,
     ) -> np.ndarray | None:
         """An arm configuration putting the grasp frame at the pose, or None (no IK).
 
@@ -78,7 +82,10 @@ class IkSolver:
         return None
 
     def cartesian_path(
-        self, q_start: np.ndarray, goal_position: np.ndarray, step: float = 0.005,
+        self,
+        q_start: np.ndarray,
+        goal_position: np.ndarray,
+        step: float = 0.005,
     ) -> list[np.ndarray] | None:
         """Joint waypoints moving the grasp frame in a straight line, orientation kept."""
         p0, rot = self.forward(q_start)

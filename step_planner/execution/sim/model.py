@@ -19,7 +19,10 @@ import numpy as np
 ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
 FINGER_JOINTS = ("panda_finger_joint1", "panda_finger_joint2")
 ARM_BODIES = tuple(f"panda_link{i}" for i in range(0, 9)) + (
-    "panda_hand", "panda_leftfinger", "panda_rightfinger", "panda_grasptarget",
+    "panda_hand",
+    "panda_leftfinger",
+    "panda_rightfinger",
+    "panda_grasptarget",
 )
 FINGER_BODIES = ("panda_leftfinger", "panda_rightfinger")
 GRASP_FRAME = "panda_grasptarget"

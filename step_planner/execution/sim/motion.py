@@ -28,24 +28,34 @@ class MotionStats:
 
 
 class Arm:
-    def __init__(self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0) -> None:
+    def __init__(
+        self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0
+    ) -> None:
         self.controller, self.ik, self.checker = controller, ik, checker
         self.seed = seed
         self.stats = MotionStats()
 
-    def solve_ik(self, position: np.ndarray, rotation: np.ndarray, what: str,
-                 collision_free: bool = True) -> np.ndarray:
+    def solve_ik(
+        self, position: np.ndarray, rotation: np.ndarray, what: str, collision_free: bool = True
+    ) -> np.ndarray:
         self.checker.sync(self.controller.data)
         accept = self.checker.is_free if collision_free else None
         q = self.ik.solve(position, rotation, seed_q=self.controller.q, accept=accept)
         if q is None:
             raise MotionInterrupted(
-                ExecCode.NO_IK, f"no collision-free IK solution for {what} at {np.round(position, 3).tolist()}"
+                ExecCode.NO_IK,
+                f"no collision-free IK solution for {what} at {np.round(position, 3).tolist()}",
             )
         return q
 
-    def move_joints(self, q_goal: np.ndarray, what: str, cancel: threading.Event | None = None,
-                    monitor: Monitor | None = None, speed: float = 1.0) -> None:
+    def move_joints(
+        self,
+        q_goal: np.ndarray,
+        what: str,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        speed: float = 1.0,
+    ) -> None:
         self.checker.sync(self.controller.data)
         q_start = self.controller.q
         try:
@@ -61,20 +71,33 @@ class Arm:
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timing the path to {what} failed: {exc}") from exc
         bad = self.checker.first_collision(traj.q[::5], step=0.01)
         if bad is not None:  # the spline cut a corner: retry with the straight polyline, slower
-            traj = time_parameterize(path, self.controller.model.opt.timestep, speed=speed * 0.5,
-                                     densify_step=0.005)
+            traj = time_parameterize(
+                path, self.controller.model.opt.timestep, speed=speed * 0.5, densify_step=0.005
+            )
             if self.checker.first_collision(traj.q[::5], step=0.01) is not None:
                 raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timed trajectory to {what} collides")
         self.stats.collision_checks = self.checker.checks
         self.controller.follow(traj, cancel, monitor)
 
-    def move_to_pose(self, position: np.ndarray, rotation: np.ndarray, what: str,
-                     cancel: threading.Event | None = None, monitor: Monitor | None = None) -> None:
+    def move_to_pose(
+        self,
+        position: np.ndarray,
+        rotation: np.ndarray,
+        what: str,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+    ) -> None:
         q_goal = self.solve_ik(position, rotation, what)
         self.move_joints(q_goal, what, cancel, monitor)
 
-    def move_linear(self, position: np.ndarray, what: str, cancel: threading.Event | None = None,
-                    monitor: Monitor | None = None, speed: float = 0.25) -> None:
+    def move_linear(
+        self,
+        position: np.ndarray,
+        what: str,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        speed: float = 0.25,
+    ) -> None:
         """Straight-line Cartesian move of the grasp frame (approach, retreat, pull, push)."""
         path = self.ik.cartesian_path(self.controller.q, np.asarray(position, dtype=float))
         if path is None:
@@ -82,9 +105,12 @@ class Arm:
         self.checker.sync(self.controller.data)
         for q in path[1:]:
             if hits := self.checker.contacts(q, allow_fingers=True):
-                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}")
-        traj = time_parameterize(np.array(path), self.controller.model.opt.timestep, speed=speed,
-                                 densify_step=0.02)
+                raise MotionInterrupted(
+                    ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}"
+                )
+        traj = time_parameterize(
+            np.array(path), self.controller.model.opt.timestep, speed=speed, densify_step=0.02
+        )
         self.controller.follow(traj, cancel, monitor)
 
     def grasp_position(self) -> np.ndarray:

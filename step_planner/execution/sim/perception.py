@@ -46,11 +46,7 @@ def is_held(model, data, index: PandaIndex, info: SceneInfo, name: str) -> bool:
     obj = info.objects[name]
     opening = float(np.mean(data.qpos[index.finger_qpos]))
     near = np.linalg.norm(data.xpos[obj.body_id] - data.xpos[index.grasp_body]) < 0.04 + obj.half[2]
-    return (
-        opening > MIN_GRASP_OPENING
-        and near
-        and len(finger_contacts(model, data, index, obj.body_id)) == 2
-    )
+    return opening > MIN_GRASP_OPENING and near and len(finger_contacts(model, data, index, obj.body_id)) == 2
 
 
 def drawer_opening(data: mujoco.MjData, info: SceneInfo, drawer: str) -> float:
@@ -66,14 +62,19 @@ def _in_drawer(data, info: SceneInfo, drawer: str, pos: np.ndarray) -> bool:
     d = info.drawers[drawer]
     frame_pos = data.xpos[d.body_id]
     local = data.xmat[d.body_id].reshape(3, 3).T @ (pos - frame_pos)
-    return bool(abs(local[0]) < d.inner[0] / 2 + 0.01 and abs(local[1]) < d.inner[1] / 2 + 0.01
-                and -0.01 < local[2] < d.inner[2] + 0.06)
+    return bool(
+        abs(local[0]) < d.inner[0] / 2 + 0.01
+        and abs(local[1]) < d.inner[1] / 2 + 0.01
+        and -0.01 < local[2] < d.inner[2] + 0.06
+    )
 
 
 def _in_tray(info: SceneInfo, tray: str, pos: np.ndarray) -> bool:
     t = info.trays[tray]
     rel = pos - t.position
-    return bool(abs(rel[0]) < t.size[0] / 2 and abs(rel[1]) < t.size[1] / 2 and -0.01 < rel[2] < t.size[2] + 0.06)
+    return bool(
+        abs(rel[0]) < t.size[0] / 2 and abs(rel[1]) < t.size[1] / 2 and -0.01 < rel[2] < t.size[2] + 0.06
+    )
 
 
 def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str) -> str | None:
@@ -92,8 +93,9 @@ def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str) 
     return info.table if on_table and pos[2] > -0.01 else None
 
 
-def observe_world(model, data, index: PandaIndex, info: SceneInfo, template: WorldState,
-                  robot_at: str) -> WorldState:
+def observe_world(
+    model, data, index: PandaIndex, info: SceneInfo, template: WorldState, robot_at: str
+) -> WorldState:
     """A fresh WorldState: the template's names and kinds, with physics-derived state."""
     world = template.copy()
     world.held = None
@@ -103,12 +105,17 @@ def observe_world(model, data, index: PandaIndex, info: SceneInfo, template: Wor
             continue
         obj.location = object_location(model, data, index, info, name)
         pos = object_position(data, info, name)
-        obj.geometry = {**obj.geometry, "position": [round(float(v), 4) for v in pos],
-                        "yaw": round(float(np.degrees(object_yaw(data, info, name))), 1)}
+        obj.geometry = {
+            **obj.geometry,
+            "position": [round(float(v), 4) for v in pos],
+            "yaw": round(float(np.degrees(object_yaw(data, info, name))), 1),
+        }
         if obj.location == GRIPPER:
             world.held = name
     for name in info.drawers:
         world.places[name].is_open = drawer_is_open(data, info, name)
-        world.places[name].geometry = {**world.places[name].geometry,
-                                       "opening": round(drawer_opening(data, info, name), 4)}
+        world.places[name].geometry = {
+            **world.places[name].geometry,
+            "opening": round(drawer_opening(data, info, name), 4),
+        }
     return world

@@ -107,9 +107,13 @@ class CollisionChecker:
             if allow_fingers and any(self.finger_geoms[g] or self.attached_geoms[g] for g in (g1, g2)):
                 continue
             if c.dist < self.margin:
-                hits.append((self.model.geom(g1).name or self.model.body(self.model.geom_bodyid[g1]).name,
-                             self.model.geom(g2).name or self.model.body(self.model.geom_bodyid[g2]).name,
-                             float(c.dist)))
+                hits.append(
+                    (
+                        self.model.geom(g1).name or self.model.body(self.model.geom_bodyid[g1]).name,
+                        self.model.geom(g2).name or self.model.body(self.model.geom_bodyid[g2]).name,
+                        float(c.dist),
+                    )
+                )
         return hits
 
     def is_free(self, q: np.ndarray) -> bool:
@@ -134,7 +138,10 @@ class PlanningError(Exception):
 
 
 def plan_rrt_connect(
-    checker: CollisionChecker, q_start: np.ndarray, q_goal: np.ndarray, timeout: float = 3.0,
+    checker: CollisionChecker,
+    q_start: np.ndarray,
+    q_goal: np.ndarray,
+    timeout: float = 3.0,
     seed: int = 0,
 ) -> tuple[np.ndarray, float]:
     """A simplified collision-free joint path (waypoints) and the planning time in seconds."""

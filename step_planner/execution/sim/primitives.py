@@ -21,7 +21,7 @@ from step_planner.execution.sim.ik import topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
 from step_planner.execution.sim.planning import Attachment
-from step_planner.execution.sim.scene_builder import HANDLE_STANDOFF, WALL, SceneInfo
+from step_planner.execution.sim.scene_builder import WALL, SceneInfo
 
 APPROACH = 0.12  # pre-grasp / pre-place height above the grasp point
 FINGERTIP_BELOW_GRASP = 0.008  # fingertips reach this far below the grasp frame
@@ -59,7 +59,6 @@ class SimPrimitives:
         for a in self._angles(angle):
             try:
                 q = self.arm.solve_ik(point + [0, 0, APPROACH], topdown_rotation(a), what)
-                self.arm.ik.cartesian_path  # noqa: B018 - descent is checked when it runs
                 self.arm.move_joints(q, what, cancel, monitor)
                 return a
             except MotionInterrupted as exc:
@@ -127,7 +126,9 @@ class SimPrimitives:
                 ExecCode.GRASP_FAILED, f"{name} is {width * 100:.1f} cm wide; the gripper opens to 8 cm"
             )
         grasp = pos.copy()
-        grasp[2] = max(pos[2], pos[2] + obj.half[2] - 0.03, pos[2] - obj.half[2] + FINGERTIP_BELOW_GRASP + 0.004)
+        grasp[2] = max(
+            pos[2], pos[2] + obj.half[2] - 0.03, pos[2] - obj.half[2] + FINGERTIP_BELOW_GRASP + 0.004
+        )
         self.ctl.gripper(FINGER_MAX, cancel)
         self.arm.checker.attach(None)
         self.grasp_angle = self._move_above(grasp, angle, f"above {name}", cancel)
@@ -151,12 +152,14 @@ class SimPrimitives:
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} was not lifted with the gripper")
         self.arm.checker.attach(attachment)
         self.robot_at = name
-        return f"picked {name} (lifted {lifted * 100:.1f} cm, finger opening {self.ctl.finger_opening * 1000:.1f} mm)"
+        opening_mm = self.ctl.finger_opening * 1000
+        return f"picked {name} (lifted {lifted * 100:.1f} cm, finger opening {opening_mm:.1f} mm)"
 
     def _free_spot(self, candidates: list[np.ndarray], name: str, clearance: float) -> np.ndarray:
         others = [
             (perc.object_position(self.data, self.info, o)[:2], info.radius)
-            for o, info in self.info.objects.items() if o != name
+            for o, info in self.info.objects.items()
+            if o != name
         ]
         mine = self.info.objects[name].radius
         for c in candidates:
@@ -182,10 +185,6 @@ class SimPrimitives:
         if target == self.info.table:
             grid = [np.array([x, y]) for x in (0.45, 0.4, 0.5, 0.35, 0.55) for y in (0.0, 0.08, -0.08, 0.16)]
             grid.sort(key=lambda c: np.linalg.norm(c - perc.object_position(self.data, self.info, name)[:2]))
-            blocked = [
-                (dr.body_id, np.array([0.0, 0.0])) for dr in self.info.drawers.values()
-            ]
-            del blocked
             free = [c for c in grid if self._clear_of_fixtures(c)]
             return self._free_spot(free, name, 0.04), 0.0
         raise MotionInterrupted(ExecCode.PLAN_FAILED, f"the simulator cannot place onto {target}")
@@ -281,14 +280,18 @@ class SimPrimitives:
         self.arm.checker.attach(None)
         self._move_above(start, float(np.arctan2(u[1], u[0]) + np.pi / 2), f"behind {name}", cancel)
         self.arm.move_linear(start, f"lower behind {name}", cancel)
-        self.arm.move_linear(start + u * (gap + PUSH_DISTANCE), f"push {name} {direction}", cancel, speed=0.15)
+        self.arm.move_linear(
+            start + u * (gap + PUSH_DISTANCE), f"push {name} {direction}", cancel, speed=0.15
+        )
         self.arm.move_linear(self.arm.grasp_position() + [0, 0, 0.1], "retreat", cancel)
         self.ctl.gripper(FINGER_MAX, cancel)
         moved = perc.object_position(self.data, self.info, name) - pos
         along = float(moved @ u)
         self.robot_at = name
         if along < 0.5 * PUSH_DISTANCE:
-            raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} moved only {along * 100:.1f} cm {direction}")
+            raise MotionInterrupted(
+                ExecCode.OBJECT_SLIPPED, f"{name} moved only {along * 100:.1f} cm {direction}"
+            )
         return f"pushed {name} {along * 100:.1f} cm {direction}"
 
     def move_to(self, target: str, cancel) -> str:
@@ -314,6 +317,3 @@ class SimPrimitives:
         self.arm.move_joints(HOME_Q, "home", cancel, monitor)
         self.robot_at = "home"
         return "at home"
-
-
-__all__ = ["SimPrimitives", "HANDLE_STANDOFF"]

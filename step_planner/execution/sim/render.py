@@ -21,8 +21,12 @@ class SceneRenderer:
     """Renders frames from a fixed overview camera; writes video frames at a fixed sim rate."""
 
     def __init__(
-        self, model: mujoco.MjModel, width: int = 640, height: int = 480,
-        video_path: str | Path | None = None, fps: int = 25,
+        self,
+        model: mujoco.MjModel,
+        width: int = 640,
+        height: int = 480,
+        video_path: str | Path | None = None,
+        fps: int = 25,
     ) -> None:
         self.model = model
         self.renderer = mujoco.Renderer(model, height=height, width=width)
@@ -58,8 +62,13 @@ class SceneRenderer:
 
             self.video_path.parent.mkdir(parents=True, exist_ok=True)
             self._writer = imageio_ffmpeg.write_frames(
-                str(self.video_path), (self.renderer.width, self.renderer.height), fps=self.fps,
-                codec="libx264", pix_fmt_out="yuv420p", quality=7, macro_block_size=16,
+                str(self.video_path),
+                (self.renderer.width, self.renderer.height),
+                fps=self.fps,
+                codec="libx264",
+                pix_fmt_out="yuv420p",
+                quality=7,
+                macro_block_size=16,
             )
             self._writer.send(None)
         self._writer.send(np.ascontiguousarray(self.frame(data)))

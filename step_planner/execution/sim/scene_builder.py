@@ -120,7 +120,9 @@ def _add_tray(spec, place, info: SceneInfo) -> None:
     for sx in (-1, 1):
         _box(body, f"{place.name}_wall_x{sx:+d}", [sx * (hx - t / 2), 0, h / 2], [t / 2, hy, h / 2], colour)
     for sy in (-1, 1):
-        _box(body, f"{place.name}_wall_y{sy:+d}", [0, sy * (hy - t / 2), h / 2], [hx - t, t / 2, h / 2], colour)
+        _box(
+            body, f"{place.name}_wall_y{sy:+d}", [0, sy * (hy - t / 2), h / 2], [hx - t, t / 2, h / 2], colour
+        )
     info.trays[place.name] = TrayInfo(place.name, pos, size)
 
 
@@ -146,8 +148,13 @@ def _add_drawer(spec, place, info: SceneInfo) -> None:
     _box(cab, f"{place.name}_cab_base", [(x0 + x1) / 2, 0, zb / 2], [(x1 - x0) / 2, ys, zb / 2], wood)
     _box(cab, f"{place.name}_cab_top", [(x0 + x1) / 2, 0, (zc + ztop) / 2], [(x1 - x0) / 2, ys, 0.0075], wood)
     for sy in (-1, 1):
-        _box(cab, f"{place.name}_cab_side{sy:+d}", [(x0 + x1) / 2, sy * (ys - t / 2), (zb + zc) / 2],
-             [(x1 - x0) / 2, t / 2, (zc - zb) / 2], wood)
+        _box(
+            cab,
+            f"{place.name}_cab_side{sy:+d}",
+            [(x0 + x1) / 2, sy * (ys - t / 2), (zb + zc) / 2],
+            [(x1 - x0) / 2, t / 2, (zc - zb) / 2],
+            wood,
+        )
     _box(cab, f"{place.name}_cab_back", [x1 - t / 2, 0, (zb + zc) / 2], [t / 2, ys - t, (zc - zb) / 2], wood)
     drawer = cab.add_body()
     drawer.name = place.name
@@ -165,18 +172,39 @@ def _add_drawer(spec, place, info: SceneInfo) -> None:
     d = 400.0
     _box(drawer, f"{place.name}_floor", [0, 0, t / 2], [L / 2, W / 2, t / 2], box, d)
     for sy in (-1, 1):
-        _box(drawer, f"{place.name}_side{sy:+d}", [0, sy * (W / 2 - t / 2), t + H / 2], [L / 2, t / 2, H / 2], box, d)
+        _box(
+            drawer,
+            f"{place.name}_side{sy:+d}",
+            [0, sy * (W / 2 - t / 2), t + H / 2],
+            [L / 2, t / 2, H / 2],
+            box,
+            d,
+        )
     for sx in (-1, 1):
-        _box(drawer, f"{place.name}_end{sx:+d}", [sx * (L / 2 - t / 2), 0, t + H / 2],
-             [t / 2, W / 2 - t, H / 2], box, d)
+        _box(
+            drawer,
+            f"{place.name}_end{sx:+d}",
+            [sx * (L / 2 - t / 2), 0, t + H / 2],
+            [t / 2, W / 2 - t, H / 2],
+            box,
+            d,
+        )
     z_rel_top = ztop + 0.012 - drawer.pos[2]
-    _box(drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d)
+    _box(
+        drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d
+    )
     bar_x, bar_z = -L / 2 - t - HANDLE_STANDOFF, ztop - drawer.pos[2]
     metal = (0.7, 0.7, 0.75, 1.0)
     _box(drawer, f"{place.name}_handle", [bar_x, 0, bar_z], [0.008, 0.065, 0.008], metal, d)
     for sy in (-1, 1):
-        _box(drawer, f"{place.name}_handle_post{sy:+d}", [(bar_x - L / 2 - t) / 2, sy * 0.058, bar_z],
-             [(-L / 2 - t - bar_x) / 2, 0.006, 0.006], metal, d)
+        _box(
+            drawer,
+            f"{place.name}_handle_post{sy:+d}",
+            [(bar_x - L / 2 - t) / 2, sy * 0.058, bar_z],
+            [(-L / 2 - t - bar_x) / 2, 0.006, 0.006],
+            metal,
+            d,
+        )
     site = drawer.add_site()
     site.name = f"{place.name}_handle_site"
     site.pos = [bar_x, 0.0, bar_z]

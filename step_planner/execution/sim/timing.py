@@ -37,7 +37,10 @@ def densify(qs: np.ndarray, max_step: float = 0.04) -> np.ndarray:
 
 
 def time_parameterize(
-    qs: np.ndarray, dt: float, speed: float = 1.0, densify_step: float = 0.04,
+    qs: np.ndarray,
+    dt: float,
+    speed: float = 1.0,
+    densify_step: float = 0.04,
 ) -> TimedTrajectory:
     """Sample a time-optimal trajectory through ``qs`` at period ``dt``; ``speed`` scales limits."""
     import toppra as ta
@@ -59,7 +62,9 @@ def time_parameterize(
     pc_vel = constraint.JointVelocityConstraint(vlim)
     pc_acc = constraint.JointAccelerationConstraint(alim)
     gridpoints = np.linspace(0, 1, min(400, max(50, 8 * len(qs))))
-    instance = algo.TOPPRA([pc_vel, pc_acc], path, gridpoints=gridpoints, parametrizer="ParametrizeConstAccel")
+    instance = algo.TOPPRA(
+        [pc_vel, pc_acc], path, gridpoints=gridpoints, parametrizer="ParametrizeConstAccel"
+    )
     traj = instance.compute_trajectory(0, 0)
     if traj is None:
         raise TimingError("TOPP-RA found no feasible parameterization")
