@@ -157,8 +157,6 @@ def plan_rrt_connect(
     if hits := checker.contacts(q_goal):
         raise PlanningError(f"goal configuration in collision: {hits[:3]}")
     idx = checker.index
-    if checker.first_collision(np.array([q_start, q_goal]), step=RESOLUTION * 3) is None:
-        return np.array([q_start, q_goal]), time.perf_counter() - t0
     space = ob.RealVectorStateSpace(7)
     bounds = ob.RealVectorBounds(7)
     for i in range(7):

@@ -31,10 +31,10 @@ class SceneRenderer:
         self.model = model
         self.renderer = mujoco.Renderer(model, height=height, width=width)
         self.camera = mujoco.MjvCamera()
-        self.camera.lookat[:] = [0.5, -0.05, 0.1]
-        self.camera.distance = 1.55
-        self.camera.azimuth = 215.0
-        self.camera.elevation = -32.0
+        self.camera.lookat[:] = [0.45, -0.1, 0.12]
+        self.camera.distance = 1.5
+        self.camera.azimuth = 60.0
+        self.camera.elevation = -30.0
         self.fps = fps
         self.video_path = Path(video_path) if video_path else None
         self._writer = None
