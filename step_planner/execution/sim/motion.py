@@ -90,6 +90,35 @@ class Arm:
         q_goal = self.solve_ik(position, rotation, what)
         self.move_joints(q_goal, what, cancel, monitor)
 
+    def plan_linear(self, q_start: np.ndarray, position: np.ndarray, what: str) -> list[np.ndarray]:
+        """Joint waypoints for a straight-line Cartesian move, checked for collisions.
+
+        Finger and held-object contacts are allowed (bringing them close is the point); any other
+        robot contact within the safety margin rejects the path.
+        """
+        path = self.ik.cartesian_path(q_start, np.asarray(position, dtype=float))
+        if path is None:
+            raise MotionInterrupted(ExecCode.NO_IK, f"no straight-line IK path for {what}")
+        self.checker.sync(self.controller.data)
+        for q in path[1:]:
+            if hits := self.checker.contacts(q, allow_fingers=True):
+                raise MotionInterrupted(
+                    ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}"
+                )
+        return path
+
+    def run_path(
+        self,
+        path: list[np.ndarray],
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        speed: float = 0.25,
+    ) -> None:
+        traj = time_parameterize(
+            np.array(path), self.controller.model.opt.timestep, speed=speed, densify_step=0.02
+        )
+        self.controller.follow(traj, cancel, monitor)
+
     def move_linear(
         self,
         position: np.ndarray,
@@ -99,19 +128,7 @@ class Arm:
         speed: float = 0.25,
     ) -> None:
         """Straight-line Cartesian move of the grasp frame (approach, retreat, pull, push)."""
-        path = self.ik.cartesian_path(self.controller.q, np.asarray(position, dtype=float))
-        if path is None:
-            raise MotionInterrupted(ExecCode.NO_IK, f"no straight-line IK path for {what}")
-        self.checker.sync(self.controller.data)
-        for q in path[1:]:
-            if hits := self.checker.contacts(q, allow_fingers=True):
-                raise MotionInterrupted(
-                    ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}"
-                )
-        traj = time_parameterize(
-            np.array(path), self.controller.model.opt.timestep, speed=speed, densify_step=0.02
-        )
-        self.controller.follow(traj, cancel, monitor)
+        self.run_path(self.plan_linear(self.controller.q, position, what), cancel, monitor, speed)
 
     def grasp_position(self) -> np.ndarray:
         return self.controller.data.xpos[self.controller.index.grasp_body].copy()

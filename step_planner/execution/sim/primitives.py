@@ -46,27 +46,46 @@ class SimPrimitives:
         self.robot_at = "home"
 
     # ---- helpers ------------------------------------------------------------------------
-    def _angles(self, preferred: float) -> list[float]:
-        """The two equivalent hand yaws, the one closer to the current hand first."""
+    def _angles(self, preferred: list[float]) -> list[float]:
+        """Candidate hand yaws in order, each with its 180-degree twin (closer to the hand first)."""
         y_axis = self.data.xmat[self.index.grasp_body].reshape(3, 3)[:, 1]
         current = np.arctan2(y_axis[1], y_axis[0])
-        options = [_wrap(preferred), _wrap(preferred + np.pi)]
-        return sorted(options, key=lambda a: abs(_wrap(a - current)))
+        out: list[float] = []
+        for angle in preferred:
+            twins = [_wrap(angle), _wrap(angle + np.pi)]
+            out += sorted(twins, key=lambda a: abs(_wrap(a - current)))
+        return out
 
-    def _move_above(self, point: np.ndarray, angle: float, what: str, cancel, monitor=None) -> float:
-        """Plan to APPROACH above ``point`` with either equivalent yaw; returns the yaw used."""
+    def _move_above(
+        self, point: np.ndarray, angles: list[float], what: str, cancel, monitor=None, descend: bool = False
+    ) -> float:
+        """Plan to APPROACH above ``point`` with the first feasible hand yaw; returns the yaw used.
+
+        With ``descend`` the straight-line descent to ``point`` must be collision-free too (it is
+        checked before moving, so a yaw whose descent would hit something is skipped), and runs.
+        """
         last: MotionInterrupted | None = None
-        for a in self._angles(angle):
+        for a in self._angles(angles):
             try:
                 q = self.arm.solve_ik(point + [0, 0, APPROACH], topdown_rotation(a), what)
+                descent = self.arm.plan_linear(q, point, f"descent to {what}") if descend else None
                 self.arm.move_joints(q, what, cancel, monitor)
-                return a
             except MotionInterrupted as exc:
                 if exc.code is ExecCode.CANCELED or exc.code is ExecCode.OBJECT_SLIPPED:
                     raise
                 last = exc
+                continue
+            if descent is not None:
+                self.arm.run_path(descent, cancel, monitor)
+            return a
         assert last is not None
         raise last
+
+    def _yaws_for(self, name: str, preferred: float) -> list[float]:
+        """A cylinder can be held at any yaw; a box only across its narrow side."""
+        if self.info.objects[name].shape == "cylinder":
+            return [np.pi / 2, 0.0, np.pi / 4, -np.pi / 4]
+        return [preferred]
 
     def _slip_monitor(self, name: str):
         def check():
@@ -131,8 +150,8 @@ class SimPrimitives:
         )
         self.ctl.gripper(FINGER_MAX, cancel)
         self.arm.checker.attach(None)
-        self.grasp_angle = self._move_above(grasp, angle, f"above {name}", cancel)
-        self.arm.move_linear(grasp, f"approach to {name}", cancel)
+        yaws = self._yaws_for(name, angle)
+        self.grasp_angle = self._move_above(grasp, yaws, name, cancel, descend=True)
         self.ctl.gripper(0.0, cancel)
         if not perc.is_held(self.model, self.data, self.index, self.info, name):
             opening = self.ctl.finger_opening
@@ -208,8 +227,8 @@ class SimPrimitives:
         centre_z = support_z + obj.half[2] + 0.006
         spot = np.array([xy[0], xy[1], centre_z - self.grasp_dz])
         monitor = self._slip_monitor(name)
-        self._move_above(spot, self.grasp_angle, f"above {target}", cancel, monitor)
-        self.arm.move_linear(spot, f"lower {name} into {target}", cancel, monitor)
+        yaws = self._yaws_for(name, self.grasp_angle)
+        self._move_above(spot, yaws, target, cancel, monitor, descend=True)
         self.ctl.gripper(FINGER_MAX, cancel)
         self.held = None
         self.arm.checker.attach(None)
@@ -226,8 +245,7 @@ class SimPrimitives:
         handle = self.data.site_xpos[d.handle_site].copy()
         self.ctl.gripper(HANDLE_OPENING, cancel)
         self.arm.checker.attach(None)
-        self._move_above(handle, 0.0, f"above the {drawer} handle", cancel)
-        self.arm.move_linear(handle, f"approach to the {drawer} handle", cancel)
+        self._move_above(handle, [0.0], f"the {drawer} handle", cancel, descend=True)
         self.ctl.gripper(0.0, cancel)
         if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:
             self.ctl.gripper(HANDLE_OPENING, cancel)
@@ -278,8 +296,9 @@ class SimPrimitives:
         start = np.array([*(pos[:2] - u[:2] * (extent + 0.011 + gap)), z])
         self.ctl.gripper(0.0, cancel)
         self.arm.checker.attach(None)
-        self._move_above(start, float(np.arctan2(u[1], u[0]) + np.pi / 2), f"behind {name}", cancel)
-        self.arm.move_linear(start, f"lower behind {name}", cancel)
+        self._move_above(
+            start, [float(np.arctan2(u[1], u[0]) + np.pi / 2)], f"behind {name}", cancel, descend=True
+        )
         self.arm.move_linear(
             start + u * (gap + PUSH_DISTANCE), f"push {name} {direction}", cancel, speed=0.15
         )
@@ -308,7 +327,8 @@ class SimPrimitives:
         else:
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"the simulator has no pose for '{target}'")
         monitor = self._slip_monitor(self.held) if self.held else None
-        self._move_above(point, self.grasp_angle if self.held else np.pi / 2, target, cancel, monitor)
+        yaws = self._yaws_for(self.held, self.grasp_angle) if self.held else [np.pi / 2, 0.0]
+        self._move_above(point, yaws, target, cancel, monitor)
         self.robot_at = target
         return f"gripper above {target}"
 
