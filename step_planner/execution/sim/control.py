@@ -69,13 +69,18 @@ class Controller:
     def _check_cancel(self, cancel: threading.Event | None) -> None:
         if cancel is not None and cancel.is_set():
             wall0, sim0 = time.perf_counter(), self.data.time
+            speed = float(np.max(np.abs(self.data.qvel[self.index.arm_dof])))
+            q_at_cancel = self.q
             stop_sim = self.stop()
+            coast = float(np.max(np.abs(self.q - q_at_cancel)))
             raise MotionInterrupted(
                 ExecCode.CANCELED,
                 f"canceled during motion; arm stopped in {stop_sim * 1000:.0f} ms (sim)",
                 stop_sim_s=stop_sim,
                 stop_wall_s=time.perf_counter() - wall0,
                 canceled_at_sim_s=sim0,
+                joint_speed_at_cancel=speed,
+                coast_rad=coast,
             )
 
     def stop(self, max_time: float = 1.0, vel_tol: float = 0.02) -> float:

@@ -31,8 +31,9 @@ from step_planner.execution.sim.scene_builder import build_scene, initial_drawer
 class SimExecutor:
     """Physics-simulated Panda. ``seed`` perturbs object poses by a few mm/deg (0 = exact scene).
 
-    ``video_path`` records an MP4 of everything executed until :meth:`close`; ``render`` saves a
-    keyframe PNG after each primitive into ``keyframe_dir``.
+    ``video_path`` records an MP4 of everything executed until :meth:`close` (across resets);
+    ``render`` saves a keyframe PNG after each primitive into ``keyframe_dir`` (default: next to
+    the video, ``<video stem>_keyframes/``).
     """
 
     def __init__(
@@ -48,6 +49,8 @@ class SimExecutor:
         self.seed = seed
         self.video_path = video_path
         self.render = render
+        if keyframe_dir is None and render and video_path is not None:
+            keyframe_dir = Path(video_path).with_name(Path(video_path).stem + "_keyframes")
         self.keyframe_dir = Path(keyframe_dir) if keyframe_dir else None
         self.step_hooks: list[Callable[[mujoco.MjData], None]] = []
         self.renderer = None
@@ -67,9 +70,8 @@ class SimExecutor:
             self.data.qpos[self.info.drawers[name].qpos_adr] = opening
         mujoco.mj_forward(self.model, self.data)
         if self.renderer is not None:
-            self.renderer.close()
-            self.renderer = None
-        if self.video_path is not None or self.render:
+            self.renderer.set_model(self.model)
+        elif self.video_path is not None or self.render:
             from step_planner.execution.sim.render import SceneRenderer
 
             self.renderer = SceneRenderer(self.model, video_path=self.video_path)

@@ -15,7 +15,12 @@ import numpy as np
 from step_planner.execution.base import ExecCode
 from step_planner.execution.sim.control import Controller, Monitor, MotionInterrupted
 from step_planner.execution.sim.ik import IkSolver
-from step_planner.execution.sim.planning import CollisionChecker, PlanningError, plan_rrt_connect
+from step_planner.execution.sim.planning import (
+    CollisionChecker,
+    PlanningCanceled,
+    PlanningError,
+    plan_rrt_connect,
+)
 from step_planner.execution.sim.timing import TimingError, time_parameterize
 
 
@@ -59,7 +64,13 @@ class Arm:
         self.checker.sync(self.controller.data)
         q_start = self.controller.q
         try:
-            path, seconds = plan_rrt_connect(self.checker, q_start, q_goal, seed=self.seed + self.stats.plans)
+            path, seconds = plan_rrt_connect(
+                self.checker, q_start, q_goal, seed=self.seed + self.stats.plans, cancel=cancel
+            )
+        except PlanningCanceled as exc:
+            raise MotionInterrupted(
+                ExecCode.CANCELED, "canceled while planning (the arm had not moved)"
+            ) from exc
         except PlanningError as exc:
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"planning to {what} failed: {exc}") from exc
         finally:

@@ -137,20 +137,40 @@ class PlanningError(Exception):
     """No collision-free path was found (start/goal in collision, or planner timeout)."""
 
 
+class PlanningCanceled(Exception):
+    """The cancel event was set while the planner ran."""
+
+
+_OMPL_READY = False
+
+
+def _init_ompl(seed: int) -> None:
+    """OMPL's RNG can be seeded once per process, before its first use."""
+    global _OMPL_READY
+    if not _OMPL_READY:
+        from ompl import util as ou
+
+        ou.setLogLevel(ou.LogLevel.LOG_WARN)
+        ou.RNG.setSeed(int(seed) + 1)
+        _OMPL_READY = True
+
+
 def plan_rrt_connect(
     checker: CollisionChecker,
     q_start: np.ndarray,
     q_goal: np.ndarray,
     timeout: float = 3.0,
     seed: int = 0,
+    cancel=None,
 ) -> tuple[np.ndarray, float]:
-    """A simplified collision-free joint path (waypoints) and the planning time in seconds."""
+    """A simplified collision-free joint path (waypoints) and the planning time in seconds.
+
+    ``cancel`` (a threading.Event) also stops the planner; that raises :class:`PlanningCanceled`.
+    """
     from ompl import base as ob
     from ompl import geometric as og
-    from ompl import util as ou
 
-    ou.setLogLevel(ou.LogLevel.LOG_WARN)
-    ou.RNG.setSeed(int(seed) + 1)
+    _init_ompl(seed)
     t0 = time.perf_counter()
     if hits := checker.contacts(q_start):
         raise PlanningError(f"start configuration in collision: {hits[:3]}")
@@ -172,7 +192,13 @@ def plan_rrt_connect(
         start[i], goal[i] = float(q_start[i]), float(q_goal[i])
     setup.setStartAndGoalStates(start, goal)
     setup.setPlanner(og.RRTConnect(info))
-    status = setup.solve(timeout)
+    deadline = time.perf_counter() + timeout
+    stop = ob.PlannerTerminationCondition(
+        lambda: time.perf_counter() > deadline or (cancel is not None and cancel.is_set())
+    )
+    status = setup.solve(stop)
+    if cancel is not None and cancel.is_set():
+        raise PlanningCanceled("canceled while planning")
     if not (bool(status) and setup.haveExactSolutionPath()):
         raise PlanningError(f"RRTConnect found no path in {timeout:.1f} s ({status})")
     setup.simplifySolution(0.5)

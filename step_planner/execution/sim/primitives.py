@@ -214,7 +214,8 @@ class SimPrimitives:
                 return False
         for dr in self.info.drawers.values():
             handle = self.data.site_xpos[dr.handle_site]
-            if xy[1] > handle[1] - dr.inner[1] / 2 - 0.08 and xy[0] > handle[0] - 0.06:
+            beside = abs(xy[1] - dr.closed_center[1]) > dr.inner[1] / 2 + WALL + 0.1
+            if not beside and xy[0] > handle[0] - 0.08:
                 return False
         return True
 

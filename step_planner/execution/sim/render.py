@@ -39,7 +39,17 @@ class SceneRenderer:
         self.video_path = Path(video_path) if video_path else None
         self._writer = None
         self._next_frame_time = 0.0
+        self._time_offset = 0.0  # episodes after a reset continue the same video
+        self._last_time = 0.0
         self.frames_written = 0
+
+    def set_model(self, model: mujoco.MjModel) -> None:
+        """Switch to a rebuilt scene (after a reset) and keep writing the same video."""
+        width, height = self.renderer.width, self.renderer.height
+        self.renderer.close()
+        self.model = model
+        self.renderer = mujoco.Renderer(model, height=height, width=width)
+        self._time_offset = self._last_time
 
     def frame(self, data: mujoco.MjData) -> np.ndarray:
         self.renderer.update_scene(data, camera=self.camera)
@@ -55,7 +65,9 @@ class SceneRenderer:
 
     def maybe_record(self, data: mujoco.MjData) -> None:
         """Called every control step; writes a video frame when one is due."""
-        if self.video_path is None or data.time + 1e-9 < self._next_frame_time:
+        now = data.time + self._time_offset
+        self._last_time = now
+        if self.video_path is None or now + 1e-9 < self._next_frame_time:
             return
         if self._writer is None:
             import imageio_ffmpeg
@@ -73,7 +85,7 @@ class SceneRenderer:
             self._writer.send(None)
         self._writer.send(np.ascontiguousarray(self.frame(data)))
         self.frames_written += 1
-        self._next_frame_time = data.time + 1.0 / self.fps
+        self._next_frame_time = now + 1.0 / self.fps
 
     def close(self) -> None:
         if self._writer is not None:

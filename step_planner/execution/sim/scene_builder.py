@@ -45,6 +45,7 @@ class DrawerInfo:
     slide: float
     inner: np.ndarray  # inner size (x, y, height)
     floor_z: float  # world z of the inside of the drawer floor
+    closed_center: np.ndarray = field(default_factory=lambda: np.zeros(2))  # interior centre (x, y), closed
     body_id: int = -1
     joint_id: int = -1
     qpos_adr: int = -1
@@ -69,6 +70,7 @@ class SceneInfo:
     table: str = "table"
     table_size: np.ndarray = field(default_factory=lambda: np.array([1.2, 1.0, 0.04]))
     table_center: np.ndarray = field(default_factory=lambda: np.array([0.5, 0.0]))
+    auto_spots: list = field(default_factory=list)
 
 
 def _vec(geometry: dict, key: str, n: int, where: str, default=None) -> np.ndarray:
@@ -208,16 +210,25 @@ def _add_drawer(spec, place, info: SceneInfo) -> None:
     site = drawer.add_site()
     site.name = f"{place.name}_handle_site"
     site.pos = [bar_x, 0.0, bar_z]
-    info.drawers[place.name] = DrawerInfo(place.name, slide, inner, float(base[2] + zb + 0.002 + t))
+    info.drawers[place.name] = DrawerInfo(
+        place.name, slide, inner, float(base[2] + zb + 0.002 + t), closed_center=base[:2].copy()
+    )
 
 
-def _add_object(spec, obj, info: SceneInfo, rng: np.random.Generator, jitter: bool) -> None:
+DEFAULT_BOX = [0.04, 0.04, 0.04]
+# where objects listed `at:` a drawer or tray go, as (dx, dy) from its centre; drawer slots sit in
+# the front part that the open drawer exposes
+DRAWER_SLOTS = ((-0.02, -0.07), (-0.02, 0.07), (-0.02, 0.0), (0.07, -0.07), (0.07, 0.07))
+TRAY_SLOTS = ((0.0, 0.0), (-0.05, -0.03), (0.05, 0.03), (-0.05, 0.03), (0.05, -0.03))
+TABLE_SPOTS = tuple((x, y) for x in (0.35, 0.45, 0.55) for y in (0.0, 0.1, -0.1, 0.2))
+
+
+def _object_shape(obj) -> tuple[str, np.ndarray]:
     where = f"object '{obj.name}'"
     geo = obj.geometry
     shape = geo.get("shape", "box")
     if shape == "box":
-        size = _vec(geo, "size", 3, where)
-        half = size / 2
+        half = _vec(geo, "size", 3, where, DEFAULT_BOX) / 2
     elif shape == "cylinder":
         size = _vec(geo, "size", 2, where)
         half = np.array([size[0], size[0], size[1] / 2])
@@ -225,7 +236,46 @@ def _add_object(spec, obj, info: SceneInfo, rng: np.random.Generator, jitter: bo
         raise SceneGeometryError(f"{where}: geometry.shape must be box or cylinder, got {shape!r}")
     if np.any(half <= 0):
         raise SceneGeometryError(f"{where}: geometry.size must be positive")
-    pos = _vec(geo, "position", 3, where)
+    return shape, half
+
+
+def _initial_position(obj, half: np.ndarray, info: SceneInfo, world: WorldState, used: dict[str, int]):
+    """The scene's position; objects inside a drawer or tray go to that container's next free slot."""
+    where = f"object '{obj.name}'"
+    place = obj.location
+    k = used.get(place, 0)
+    used[place] = k + 1
+    if place in info.drawers:
+        d = info.drawers[place]
+        if k >= len(DRAWER_SLOTS):
+            raise SceneGeometryError(f"{where}: no room left in {place} for the simulation")
+        opening = d.slide if world.places[place].is_open else 0.0
+        dx, dy = DRAWER_SLOTS[k]
+        return np.array([d.closed_center[0] - opening + dx, d.closed_center[1] + dy, d.floor_z + half[2]])
+    if place in info.trays:
+        t = info.trays[place]
+        if k >= len(TRAY_SLOTS):
+            raise SceneGeometryError(f"{where}: no room left in {place} for the simulation")
+        dx, dy = TRAY_SLOTS[k]
+        return np.array([t.position[0] + dx, t.position[1] + dy, t.position[2] + 0.005 + half[2]])
+    if "position" in obj.geometry:
+        return _vec(obj.geometry, "position", 3, where)
+    taken = [
+        np.asarray(o.geometry["position"][:2], dtype=float)
+        for o in world.objects.values()
+        if "position" in o.geometry and o.location == place
+    ]
+    taken += [np.asarray(p, dtype=float) for p in info.auto_spots]
+    for spot in TABLE_SPOTS:
+        if all(np.linalg.norm(np.asarray(spot) - p) > 0.09 for p in taken):
+            info.auto_spots.append(spot)
+            return np.array([spot[0], spot[1], half[2]])
+    raise SceneGeometryError(f"{where}: give geometry.position; no free default spot on {place}")
+
+
+def _add_object(spec, obj, info: SceneInfo, pos: np.ndarray, rng: np.random.Generator, jitter: bool) -> None:
+    shape, half = _object_shape(obj)
+    geo = obj.geometry
     yaw = float(geo.get("yaw", 0.0))
     if jitter:
         pos = pos + np.array([*rng.uniform(-0.004, 0.004, 2), 0.0])
@@ -263,8 +313,10 @@ def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, Scene
             _add_drawer(spec, place, info)
         elif place.kind in ("tray", "bin", "box"):
             _add_tray(spec, place, info)
+    used: dict[str, int] = {}
     for obj in world.objects.values():
-        _add_object(spec, obj, info, rng, jitter=seed != 0)
+        pos = _initial_position(obj, _object_shape(obj)[1], info, world, used)
+        _add_object(spec, obj, info, pos, rng, jitter=seed != 0)
     model = compile_spec(spec)
     for o in info.objects.values():
         o.body_id = model.body(o.name).id
