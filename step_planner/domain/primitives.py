@@ -37,6 +37,7 @@ class PrimitiveSpec:
     args: tuple[ArgSpec, ...]
     preconditions: tuple[Condition, ...]
     effects: tuple[Condition, ...]
+    phrases: tuple[str, ...] = ()
 
     def signature(self) -> str:
         """``pick(object: object)`` — how the primitive is shown to the LLM."""
@@ -111,7 +112,11 @@ class PrimitiveLibrary:
                 unknown = [v for v in cond.args if v not in arg_names and not cond.is_constant(v)]
                 if unknown:
                     raise DomainError(f"{where}: condition {cond} names unknown arguments {unknown}")
-            prims[name] = PrimitiveSpec(name, str(raw.get("description", "")), tuple(args), pre, eff)
+            phrases = raw.get("phrases") or []
+            if not isinstance(phrases, list) or not all(isinstance(p, str) for p in phrases):
+                raise DomainError(f"{where}: 'phrases' must be a list of strings")
+            prims[name] = PrimitiveSpec(name, str(raw.get("description", "")), tuple(args), pre, eff,
+                                        tuple(p.lower() for p in phrases))
         return cls(prims, dict(data.get("embodiment") or {}))
 
     def __contains__(self, name: str) -> bool:

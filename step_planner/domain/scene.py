@@ -33,6 +33,20 @@ class SceneError(ValueError):
     """A scene file is malformed."""
 
 
+def _geometry(raw: dict, where: str) -> dict[str, Any]:
+    geometry = raw.get("geometry") or {}
+    if not isinstance(geometry, dict):
+        raise SceneError(f"{where}: 'geometry' must be a mapping")
+    return dict(geometry)
+
+
+def _flag(raw: dict, key: str, default: bool, where: str) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise SceneError(f"{where}: '{key}' must be true or false, got {value!r}")
+    return value
+
+
 def _name(raw: Any, where: str) -> str:
     name = raw.get("name") if isinstance(raw, dict) else None
     if not isinstance(name, str) or not name or not set(name) <= _NAME_CHARS or name == "gripper":
@@ -44,47 +58,50 @@ def scene_from_dict(data: Any, source: str = "<scene>") -> WorldState:
     if not isinstance(data, dict):
         raise SceneError(f"{source}: a scene is a mapping with 'places' and 'objects'")
     world = WorldState()
+    for key in ("places", "objects"):
+        if not isinstance(data.get(key) or [], list):
+            raise SceneError(f"{source}: '{key}' must be a list")
     for i, raw in enumerate(data.get("places") or []):
         where = f"{source}: places[{i}]"
         name = _name(raw, where)
         if unknown := set(raw) - _PLACE_KEYS:
-            raise SceneError(f"{where}: unknown keys {sorted(unknown)}")
+            raise SceneError(f"{where}: unknown keys {sorted(map(str, unknown))}")
         kind = raw.get("kind", "surface")
         if kind not in PLACE_KINDS:
             raise SceneError(f"{where}: kind must be one of {PLACE_KINDS}, got {kind!r}")
         capacity = raw.get("capacity")
-        if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
+        if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0):
             raise SceneError(f"{where}: capacity must be a non-negative integer")
         if name in world.places:
             raise SceneError(f"{where}: duplicate name '{name}'")
         world.places[name] = Place(
             name=name,
             kind=kind,
-            is_open=bool(raw.get("open", kind != "drawer")),
+            is_open=_flag(raw, "open", kind != "drawer", where),
             capacity=capacity,
-            reachable=bool(raw.get("reachable", True)),
-            geometry=dict(raw.get("geometry") or {}),
+            reachable=_flag(raw, "reachable", True, where),
+            geometry=_geometry(raw, where),
         )
     for i, raw in enumerate(data.get("objects") or []):
         where = f"{source}: objects[{i}]"
         name = _name(raw, where)
-        if unknown := set(raw) - _OBJECT_KEYS:
-            raise SceneError(f"{where}: unknown keys {sorted(unknown)}")
         if name in world.objects or name in world.places:
             raise SceneError(f"{where}: duplicate name '{name}'")
         if True in raw or "on" in raw or "in" in raw:
             raise SceneError(f"{where}: use 'at: <place>' (YAML reads a bare 'on' as true)")
+        if unknown := set(raw) - _OBJECT_KEYS:
+            raise SceneError(f"{where}: unknown keys {sorted(map(str, unknown))}")
         location = raw.get("at")
         if location not in world.places:
             raise SceneError(f"{where}: '{name}' is at unknown place {location!r}")
         world.objects[name] = ObjectState(
             name=name,
-            category=str(raw.get("category", name)),
+            category=str(raw.get("category", name))[:64],
             location=location,
-            graspable=bool(raw.get("graspable", True)),
-            pushable=bool(raw.get("pushable", True)),
-            reachable=bool(raw.get("reachable", True)),
-            geometry=dict(raw.get("geometry") or {}),
+            graspable=_flag(raw, "graspable", True, where),
+            pushable=_flag(raw, "pushable", True, where),
+            reachable=_flag(raw, "reachable", True, where),
+            geometry=_geometry(raw, where),
         )
     for place in world.places.values():
         if place.capacity is not None and len(world.contents(place.name)) > place.capacity:

@@ -1,0 +1,259 @@
+"""The scripted expert: answers the planner's prompts from the task's formal goal, not from an LLM.
+
+It is a handler for an OpenAI-compatible loopback server (``handler(request_dict) -> answer
+text``). It reads only the prompt text — the ``## `` sections, the observation lines, the
+previous siblings — plans with :mod:`step_planner.bench.symbolic_planner` over what the robot
+knows, and writes its answer as an LLM would: natural-language subgoals at the top level
+("put the tape in the drawer"), primitive calls (``pick(tape)``) or short phrases ("pick up
+the tape") below. It is stateless per request, so it answers correctly after re-plans and once
+hidden objects appear.
+
+With ``mistake_rate`` p it replaces its answer with one of STEP's error types (see
+:mod:`step_planner.bench.mistakes`). The draw uses ``random.Random`` seeded by the seed and a
+hash of the request, so an answer is a pure function of (request, seed): every planner meets
+the same mistake for the same question. Every injection is recorded in ``injections``.
+
+Anything measured with it measures the planner against a scripted expert, never an LLM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from step_planner.bench.goals import Atom, satisfied
+from step_planner.bench.mistakes import (
+    MISTAKE_KINDS,
+    AnswerContext,
+    applicable,
+    decomposition_mistake,
+    termination_mistake,
+)
+from step_planner.bench.phrases import (
+    Intent,
+    call_phrase,
+    group_phrase,
+    parse_intent,
+    parse_observation,
+    section,
+    sections,
+    segment,
+    short_call,
+    siblings,
+)
+from step_planner.bench.symbolic_planner import PlanningError, believed_world, drawers_named, knowledge_plan
+from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.validation import check_call
+from step_planner.domain.world import WorldState
+from step_planner.llm.schemas import DecompositionAnswer, ProposedCall, TerminationAnswer
+
+CALL_STYLES = ("call", "phrase", "mixed")
+
+
+class ExpertError(ValueError):
+    """The request is not one the expert can answer (unknown prompt kind, unregistered task)."""
+
+
+@dataclass(frozen=True)
+class Injection:
+    kind: str
+    purpose: str
+    detail: str
+    key: str  # short hash of the request
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0].strip() if text else ""
+
+
+def request_key(request: dict[str, Any]) -> str:
+    messages = request.get("messages") or []
+    blob = json.dumps(messages, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class ScriptedExpert:
+    def __init__(self, library: PrimitiveLibrary, *, seed: int = 0, mistake_rate: float = 0.0,
+                 call_style: str = "mixed", mistakes: tuple[str, ...] = MISTAKE_KINDS) -> None:
+        if not 0.0 <= mistake_rate <= 1.0:
+            raise ValueError(f"mistake_rate must be in [0, 1], got {mistake_rate}")
+        if call_style not in CALL_STYLES:
+            raise ValueError(f"call_style must be one of {CALL_STYLES}")
+        if unknown := set(mistakes) - set(MISTAKE_KINDS):
+            raise ValueError(f"unknown mistake kinds {sorted(unknown)}")
+        self.library = library
+        self.seed = seed
+        self.mistake_rate = mistake_rate
+        self.call_style = call_style
+        self.mistakes = tuple(mistakes)
+        self.goals: dict[str, tuple[Atom, ...]] = {}
+        self.injections: list[Injection] = []
+        self.requests = 0
+
+    def register(self, instruction: str, goal: tuple[Atom, ...]) -> None:
+        """Tell the expert the formal goal behind an instruction (what the 'LLM' secretly knows)."""
+        self.goals[_norm(instruction)] = tuple(goal)
+
+    @property
+    def goal_objects(self) -> set[str]:
+        return {o for goal in self.goals.values() for a in goal for o in a.objects}
+
+    # ---- the handler ---------------------------------------------------------------------------
+    def __call__(self, request: dict[str, Any]) -> str:
+        return self.handle(request)
+
+    def handle(self, request: dict[str, Any]) -> str:
+        messages = request.get("messages") or []
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
+        user = next((m.get("content", "") for m in messages if m.get("role") == "user"), "")
+        if "decomposition model" in system:
+            purpose = "decomposition"
+        elif "termination checker" in system:
+            purpose = "termination"
+        else:
+            raise ExpertError("not a decomposition or termination prompt of step_planner")
+        self.requests += 1
+        key = request_key(request)
+        secs = sections(user)
+        if purpose == "decomposition":
+            correct, ctx = self._decompose(secs, random.Random(f"style:{self.seed}:{key}"))
+        else:
+            correct, ctx = self._terminate(secs)
+        rng = random.Random(f"mistake:{self.seed}:{key}")
+        if self.mistake_rate > 0 and rng.random() < self.mistake_rate:
+            kinds = applicable(ctx, self.mistakes)
+            if kinds:
+                kind = rng.choice(kinds)
+                make = decomposition_mistake if purpose == "decomposition" else termination_mistake
+                text, detail = make(kind, ctx, correct, rng)
+                self.injections.append(Injection(kind, purpose, detail, key[:12]))
+                return text
+        return correct
+
+    # ---- knowledge from the prompt ------------------------------------------------------------
+    def _memory(self, sibs: list[tuple[str, str]], observed: WorldState) -> tuple[dict[str, str], set[str]]:
+        """Beliefs (objects put into drawers now closed) and drawers already searched, from siblings."""
+        beliefs: dict[str, str] = {}
+        searched: set[str] = set()
+        for text, outcome in sibs:
+            if outcome != "succeeded" or (intent := parse_intent(text, self.library)) is None:
+                continue
+            for atom in intent.atoms:
+                if atom.predicate == "at" and atom.args[1] in observed.places:
+                    beliefs[atom.args[0]] = atom.args[1]
+                elif atom.predicate == "open":
+                    searched.add(atom.args[0])
+        beliefs = {o: p for o, p in beliefs.items() if o not in observed.objects}
+        return beliefs, searched
+
+    def _plan(self, observed: WorldState, atoms: tuple[Atom, ...], sibs: list[tuple[str, str]],
+              hints: str) -> tuple[WorldState, list]:
+        """(believed world, remaining plan); raises PlanningError when no plan exists."""
+        beliefs, searched = self._memory(sibs, observed)
+        preferred = drawers_named(hints, observed)
+        unknown = [o for a in atoms for o in a.objects
+                   if o not in observed.objects and o not in beliefs and o not in self.goal_objects]
+        if unknown:
+            raise PlanningError(f"there is no {', '.join(unknown)} in the observation")
+        world = believed_world(observed, atoms, beliefs, searched, preferred)
+        if satisfied(atoms, world):
+            return world, []
+        return world, knowledge_plan(self.library, observed, atoms, beliefs, searched, preferred)
+
+    def _render(self, call, world: WorldState, style: str) -> str:
+        return short_call(call) if style == "call" else call_phrase(call, world)
+
+    # ---- decomposition ------------------------------------------------------------------------
+    def _decompose(self, secs: dict[str, str], style_rng: random.Random) -> tuple[str, AnswerContext]:
+        task = section(secs, "Task")
+        parent = _first_line(section(secs, "Subgoal to decompose"))  # ablations append history below it
+        path = [line for line in section(secs, "Path").splitlines() if line.strip()]
+        is_root = len(path) <= 1 or _norm(parent) == _norm(task)
+        observed = parse_observation(section(secs, "Current observation"))
+        sibs = siblings(section(secs, "Children of this subgoal"))
+        primitive_level = not is_root or bool(section(secs, "Depth limit"))
+        plan_ahead = bool(section(secs, "Plan ahead") or section(secs, "Remaining plan"))
+        ctx = AnswerContext("decomposition", observed, primitive_level=primitive_level, plan_ahead=plan_ahead)
+        if is_root:
+            if _norm(task) not in self.goals:
+                raise ExpertError(f"no goal registered for the task {task!r}")
+            intent: Intent | None = Intent(self.goals[_norm(task)])
+        else:
+            intent = parse_intent(parent, self.library)
+        if intent is None:
+            return self._stuck(f"cannot tell what '{parent}' asks for"), ctx
+        if intent.call is not None:
+            done = any(o == "succeeded" and parse_intent(t, self.library) == intent for t, o in sibs)
+            if done:
+                return DecompositionAnswer(reasoning="the motion is done", done=True).model_dump_json(), ctx
+            ctx.children = [short_call(intent.call)]
+            return DecompositionAnswer(done=False, subgoal=ctx.children[0]).model_dump_json(), ctx
+        try:
+            world, plan = self._plan(observed, intent.atoms, sibs, f"{task} {parent}")
+        except PlanningError as exc:
+            return self._stuck(str(exc)), ctx
+        ctx.world, ctx.plan = world, plan
+        if not plan:
+            reason = "the observation shows " + ", ".join(map(str, intent.atoms))
+            return DecompositionAnswer(reasoning=reason, done=True).model_dump_json(), ctx
+        if primitive_level:
+            style = self.call_style if self.call_style != "mixed" else style_rng.choice(("call", "phrase"))
+            if section(secs, "Answer format"):  # the prompt asks for calls: follow it
+                style = "call"
+            ctx.children = [self._render(c, world, style) for c in plan]
+        else:
+            variant = style_rng.randrange(3)
+            ctx.children = [group_phrase(g, world, variant) for g in segment(plan)]
+        answer = DecompositionAnswer(
+            reasoning=f"{len(plan)} primitive actions remain", done=False, subgoal=ctx.children[0],
+            plan=ctx.children[:16] if plan_ahead else [],
+        )
+        return answer.model_dump_json(), ctx
+
+    @staticmethod
+    def _stuck(reason: str) -> str:
+        return DecompositionAnswer(reasoning=reason, done=False, subgoal=None).model_dump_json()
+
+    # ---- termination --------------------------------------------------------------------------
+    def _terminate(self, secs: dict[str, str]) -> tuple[str, AnswerContext]:
+        subgoal = section(secs, "Subgoal to judge")
+        parent = _first_line(section(secs, "Parent subgoal"))
+        observed = parse_observation(section(secs, "Current observation"))
+        sibs = siblings(section(secs, "Previous sibling"))
+        ctx = AnswerContext("termination", observed, verdict="replan")
+        intent = parse_intent(subgoal, self.library)
+        if intent is None:
+            return self._verdict("replan", f"'{subgoal}' does not map to anything this robot can do"), ctx
+        if intent.call is not None:
+            return self._execute_or_replan(intent.call, observed, ctx), ctx
+        try:
+            world, plan = self._plan(observed, intent.atoms, sibs, f"{parent} {subgoal}")
+        except PlanningError as exc:
+            return self._verdict("replan", str(exc)), ctx
+        ctx.world, ctx.plan = world, plan
+        if not plan:
+            return self._verdict("replan", f"'{subgoal}' already holds in the observation"), ctx
+        if len(plan) == 1:
+            return self._execute_or_replan(plan[0], observed, ctx), ctx
+        ctx.verdict = "decompose"
+        return self._verdict("decompose", f"needs {len(plan)} actions: " + ", ".join(map(str, plan))), ctx
+
+    def _execute_or_replan(self, call, observed: WorldState, ctx: AnswerContext) -> str:
+        problems = check_call(call, self.library, observed)
+        if problems:
+            return self._verdict("replan", "; ".join(p.message for p in problems))
+        ctx.verdict, ctx.plan = "execute", [call]
+        answer = TerminationAnswer(verdict="execute", call=ProposedCall(name=call.name, args=call.kwargs),
+                                   reason=f"one action: {call}")
+        return answer.model_dump_json()
+
+    @staticmethod
+    def _verdict(kind: str, reason: str) -> str:
+        return TerminationAnswer(verdict=kind, reason=reason[:400]).model_dump_json()

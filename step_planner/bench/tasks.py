@@ -1,0 +1,150 @@
+"""Benchmark task suites (``config/tasks/*.yaml``): loading and validation.
+
+A task is an instruction in a scene with a formal goal (atoms of :mod:`step_planner.bench.goals`),
+ordered subgoal milestones (for the subgoal success rate) and the optimal primitive count of the
+knowledge-model expert. Categories follow STEP's real-robot table (Table III):
+
+- ``short_simple``  fewer than 5 primitives, every goal object visible at the start
+- ``short_complex`` fewer than 5 primitives, some goal object hidden in a closed drawer
+- ``long_simple``   5 to 8 primitives, every goal object visible
+- ``long_complex``  5 to 8 primitives, some goal object hidden
+
+The loader checks everything that can be checked without planning (names, categories vs hidden
+objects, ``optimal`` vs category); :func:`check_optimal` re-plans each task and compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from step_planner.bench.goals import Atom, GoalError, check_atom_names, parse_goal, satisfied
+from step_planner.domain.scene import SceneError, load_scene
+from step_planner.domain.world import WorldState
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS_DIR = ROOT / "config" / "tasks"
+SCENES_DIR = ROOT / "config" / "scenes"
+CATEGORIES = ("short_simple", "short_complex", "long_simple", "long_complex")
+_KEYS = {"id", "category", "scene", "instruction", "goal", "subgoals", "optimal"}
+
+
+class TaskError(ValueError):
+    """A task file or one of its tasks is malformed; the message names the task and the field."""
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    category: str
+    scene: str
+    instruction: str
+    goal: tuple[Atom, ...]
+    subgoals: tuple[tuple[Atom, ...], ...]
+    optimal: int
+    world: WorldState  # the initial TRUE world (hidden objects included)
+
+    @property
+    def hidden_goal_objects(self) -> list[str]:
+        return sorted({o for a in self.goal for o in a.objects if not self.world.is_visible(o)})
+
+    def fresh_world(self) -> WorldState:
+        return self.world.copy()
+
+
+def _category_problem(category: str, optimal: int, hidden: list[str]) -> str | None:
+    short = category.startswith("short")
+    if short and not 1 <= optimal < 5:
+        return f"a short task needs 1-4 primitives, optimal is {optimal}"
+    if not short and not 5 <= optimal <= 8:
+        return f"a long task needs 5-8 primitives, optimal is {optimal}"
+    if category.endswith("complex") and not hidden:
+        return "a complex task needs a goal object hidden in a closed drawer"
+    if category.endswith("simple") and hidden:
+        return f"a simple task must not hide goal objects ({', '.join(hidden)} hidden)"
+    return None
+
+
+def task_from_dict(raw: Any, source: str, scenes_dir: Path, cache: dict[str, WorldState]) -> Task:
+    if not isinstance(raw, dict):
+        raise TaskError(f"{source}: a task is a mapping")
+    where = f"{source}: task {raw.get('id', '?')!r}"
+    if missing := sorted(_KEYS - set(raw)):
+        raise TaskError(f"{where}: missing fields {missing}")
+    if unknown := sorted(set(raw) - _KEYS):
+        raise TaskError(f"{where}: unknown fields {unknown}")
+    if raw["category"] not in CATEGORIES:
+        raise TaskError(f"{where}: category must be one of {CATEGORIES}, got {raw['category']!r}")
+    if not isinstance(raw["instruction"], str) or not raw["instruction"].strip():
+        raise TaskError(f"{where}: instruction must be a non-empty string")
+    if isinstance(raw["optimal"], bool) or not isinstance(raw["optimal"], int):
+        raise TaskError(f"{where}: optimal must be an integer")
+    scene = str(raw["scene"])
+    if scene not in cache:
+        try:
+            cache[scene] = load_scene(scenes_dir / scene)
+        except SceneError as exc:
+            raise TaskError(f"{where}: scene {scene!r}: {exc}") from exc
+    world = cache[scene]
+    try:
+        goal = parse_goal(raw["goal"])
+        if not isinstance(raw["subgoals"], list) or not raw["subgoals"]:
+            raise GoalError("subgoals must be a non-empty list of atom lists")
+        subgoals = tuple(parse_goal(s) for s in raw["subgoals"])
+    except GoalError as exc:
+        raise TaskError(f"{where}: {exc}") from exc
+    for atom in (*goal, *(a for s in subgoals for a in s)):
+        if problem := check_atom_names(atom, world):
+            raise TaskError(f"{where}: {problem}")
+    if satisfied(goal, world):
+        raise TaskError(f"{where}: the goal already holds in the scene")
+    task = Task(str(raw["id"]), raw["category"], scene, raw["instruction"].strip(), goal, subgoals,
+                raw["optimal"], world)
+    if problem := _category_problem(task.category, task.optimal, task.hidden_goal_objects):
+        raise TaskError(f"{where}: {problem}")
+    return task
+
+
+def load_tasks(path: str | Path, scenes_dir: str | Path = SCENES_DIR) -> list[Task]:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise TaskError(f"cannot read task file {path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list) or not data["tasks"]:
+        raise TaskError(f"{path}: expected a mapping with a non-empty 'tasks' list")
+    cache: dict[str, WorldState] = {}
+    tasks = [task_from_dict(raw, str(path), Path(scenes_dir), cache) for raw in data["tasks"]]
+    seen: set[str] = set()
+    for task in tasks:
+        if task.id in seen:
+            raise TaskError(f"{path}: duplicate task id {task.id!r}")
+        seen.add(task.id)
+    return tasks
+
+
+def load_suite(name_or_path: str) -> list[Task]:
+    """``table3`` -> ``config/tasks/table3.yaml``; a path is loaded as is."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = TASKS_DIR / f"{name_or_path}.yaml"
+    return load_tasks(path)
+
+
+def check_optimal(tasks: list[Task], library) -> list[str]:
+    """Re-plan every task with the symbolic expert; one message per task whose count is wrong."""
+    from step_planner.bench.symbolic_planner import PlanningError, solve_online
+
+    problems = []
+    for task in tasks:
+        try:
+            count = len(solve_online(library, task.world, task.goal, task.instruction))
+        except PlanningError as exc:
+            problems.append(f"{task.id}: not solvable: {exc}")
+            continue
+        if count != task.optimal:
+            problems.append(f"{task.id}: optimal is {count}, the file says {task.optimal}")
+    return problems

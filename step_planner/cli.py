@@ -1,0 +1,266 @@
+"""``step-planner``: plan and execute, benchmark, replay, and talk to the ROS node.
+
+    step-planner plan "put the tape and the screwdriver in the drawer" --scene config/scenes/drawer_desk.yaml
+    step-planner bench --suite table3 --planners step,react,oneshot --noise 0,0.1,0.2
+    step-planner replay EPISODE --backend symbolic|sim|moveit [--video out.mp4]
+    step-planner replan EPISODE
+    step-planner send "..." | watch | node          (ROS 2; see step_planner.ros)
+
+Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
+answers recorded with the project (``config/replay/``, produced by the scripted expert, not an
+LLM) served by a loopback OpenAI-compatible server, and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def config_dir() -> Path:
+    local = PACKAGE_ROOT / "config"
+    if local.is_dir():
+        return local
+    try:  # installed with colcon
+        from ament_index_python.packages import get_package_share_directory
+
+        return Path(get_package_share_directory("step_planner")) / "config"
+    except Exception:  # noqa: BLE001 - fall back to the working directory
+        return Path("config")
+
+
+def _resolve_scene(value: str) -> Path:
+    path = Path(value)
+    if path.exists():
+        return path
+    candidate = config_dir() / "scenes" / (value if value.endswith(".yaml") else f"{value}.yaml")
+    if candidate.exists():
+        return candidate
+    raise SystemExit(f"step-planner: no scene {value!r} (looked at {path} and {candidate})")
+
+
+def _load_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise SystemExit(f"step-planner: cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SystemExit(f"step-planner: {path} must hold a mapping")
+    return data
+
+
+def llm_settings(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
+    """The LLM config, and whether to run offline on the shipped answers."""
+    data = dict(_load_yaml(Path(args.llm_config)).get("llm", {})) if args.llm_config else {}
+    base_url = args.base_url or os.environ.get("STEP_PLANNER_BASE_URL") or data.get("base_url")
+    model = args.model or os.environ.get("STEP_PLANNER_MODEL") or data.get("model")
+    if base_url:
+        data["base_url"] = base_url
+    if model:
+        data["model"] = model
+    key_env = data.get("api_key_env", "OPENAI_API_KEY")
+    offline = args.offline or not (base_url or os.environ.get(key_env))
+    return data, offline
+
+
+def _make_llm(args: argparse.Namespace, stack: ExitStack, out: Any) -> Any:
+    from step_planner.llm.client import LLMClient
+    from step_planner.llm.config import LLMConfig
+
+    settings, offline = llm_settings(args)
+    if offline:
+        from step_planner.llm.loopback import LoopbackServer
+        from step_planner.llm.replay import ReplayHandler
+
+        answers = Path(args.answers) if args.answers else config_dir() / "replay"
+        server = stack.enter_context(LoopbackServer(ReplayHandler(answers)))
+        settings = {**settings, "base_url": server.base_url, "model": settings.get("model", "gpt-4o-mini")}
+        out.write(
+            "No LLM endpoint configured: using answers recorded with the project "
+            f"({answers}), produced by a scripted expert, not an LLM.\n"
+            "Set --base-url/--model (or STEP_PLANNER_BASE_URL, OPENAI_API_KEY) to plan with a real model.\n\n"
+        )
+    return LLMClient(LLMConfig.from_dict(settings))
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from step_planner.console import TreePrinter
+    from step_planner.domain.primitives import DomainError, PrimitiveLibrary
+    from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
+    from step_planner.domain.scene import SceneError, load_scene
+    from step_planner.execution.factory import BackendUnavailable, make_executor
+    from step_planner.planner.config import ConfigError, PlannerConfig
+    from step_planner.planner.runner import run_goal, safety_gate
+
+    out = sys.stdout
+    cfg = config_dir()
+    try:
+        library = PrimitiveLibrary.load(args.primitives or cfg / "primitives.yaml")
+        world = load_scene(_resolve_scene(args.scene))
+        planner_config = PlannerConfig.from_yaml(args.planner_config or cfg / "planner.yaml")
+        if args.features is not None:
+            features = {f for f in args.features.split(",") if f}
+            planner_config = planner_config.with_features(features)
+        envelope = SafetyEnvelope.load(args.safety or cfg / "safety.yaml")
+    except (DomainError, SceneError, ConfigError, SafetyConfigError) as exc:
+        print(f"step-planner: {exc}", file=sys.stderr)
+        return 2
+    options: dict[str, Any] = {}
+    if args.video:
+        options["video_path"] = args.video
+    goal_id = args.goal_id or uuid.uuid4().hex[:8]
+    with ExitStack() as stack:
+        try:
+            executor = make_executor(args.backend, library, world, **options)
+        except BackendUnavailable as exc:
+            print(f"step-planner: {exc}", file=sys.stderr)
+            return 2
+        if hasattr(executor, "close"):
+            stack.callback(executor.close)
+        llm = _make_llm(args, stack, out)
+        printer = TreePrinter(out)
+        listeners: list[Any] = [printer]
+        steps = [printer.on_step]
+        recorder = None
+        if args.record:
+            from step_planner.episodes.recorder import EpisodeRecorder
+
+            recorder = EpisodeRecorder(args.record, goal_id, instruction=args.instruction, scene=args.scene,
+                                       backend=args.backend, config=planner_config.to_dict(), world=world)
+            listeners.append(recorder)
+            steps.append(recorder.on_step)
+            llm.add_listener(recorder.on_exchange)
+        episodic = None
+        if "episodic_memory" in planner_config.features:
+            from step_planner.planner.memory import EpisodicMemory, minilm_embedder
+
+            store = Path(args.episodic_store or Path.home() / ".step_planner" / "episodic.jsonl")
+            episodic = EpisodicMemory(store, minilm_embedder(), seed=cfg / "episodic_seed.yaml")
+        result = run_goal(
+            args.instruction, library=library, executor=executor, llm=llm, config=planner_config,
+            listeners=listeners, goal_id=goal_id, gate=safety_gate(envelope, library, executor),
+            on_step=lambda c, o, w: [f(c, o, w) for f in steps], episodic=episodic,
+        )
+        printer.result(result)
+        if recorder is not None:
+            from step_planner.episodes.recorder import Retention, prune
+
+            print(f"episode recorded in {recorder.finish(result)}")
+            prune(args.record, Retention())
+        if args.json:
+            Path(args.json).write_text(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
+    return 0 if result.success else 1
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.episodes.bag import EpisodeError
+    from step_planner.episodes.episode import comparison_table, load_episode, replay_episode
+    from step_planner.execution.factory import BackendUnavailable, make_executor
+
+    try:
+        episode = load_episode(args.episode)
+    except EpisodeError as exc:
+        print(f"step-planner: {exc}", file=sys.stderr)
+        return 2
+    world = episode.initial_world
+    if world is None:
+        print("step-planner: the episode has no initial world to replay from", file=sys.stderr)
+        return 2
+    library = PrimitiveLibrary.load(config_dir() / "primitives.yaml")
+    options = {"video_path": args.video} if args.video else {}
+    try:
+        executor = make_executor(args.backend, library, world, **options)
+    except BackendUnavailable as exc:
+        print(f"step-planner: {exc}", file=sys.stderr)
+        return 2
+    try:
+        comparisons = replay_episode(episode, executor)
+    finally:
+        if hasattr(executor, "close"):
+            executor.close()
+    print(comparison_table(comparisons))
+    same = sum(c.matches for c in comparisons)
+    print(f"\n{same}/{len(comparisons)} steps match the recording (no LLM was called)")
+    return 0 if same == len(comparisons) else 1
+
+
+def _delegate(module: str, func: str, argv: list[str]) -> int:
+    import importlib
+
+    try:
+        target = getattr(importlib.import_module(module), func)
+    except ImportError as exc:
+        print(f"step-planner: this command needs {module} ({exc})", file=sys.stderr)
+        return 2
+    return int(target(argv) or 0)
+
+
+DELEGATED = {
+    "bench": ("step_planner.bench.cli", "main_bench"),
+    "record-answers": ("step_planner.bench.offline_answers", "main"),
+    "replan": ("step_planner.episodes.replan", "main_replan"),
+    "send": ("step_planner.ros.send", "main_send"),
+    "watch": ("step_planner.ros.watch", "main_watch"),
+    "node": ("step_planner.ros.node", "main_node"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="step-planner", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    plan = sub.add_parser("plan", help="plan and execute one instruction")
+    plan.add_argument("instruction")
+    plan.add_argument("--scene", default="drawer_desk", help="scene YAML path or name in config/scenes")
+    plan.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"])
+    plan.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
+    plan.add_argument("--model", help="model name at the endpoint")
+    plan.add_argument("--offline", action="store_true", help="use the answers shipped with the project")
+    plan.add_argument("--answers", help="folder of recorded answers for --offline (default config/replay)")
+    plan.add_argument("--llm-config", default=str(config_dir() / "llm.yaml"))
+    plan.add_argument("--planner-config")
+    plan.add_argument("--primitives")
+    plan.add_argument("--safety")
+    plan.add_argument("--features", help="comma-separated planner features (overrides planner.yaml)")
+    plan.add_argument("--episodic-store", help="episodic memory JSONL store (default ~/.step_planner)")
+    plan.add_argument("--record", default=os.environ.get("STEP_PLANNER_EPISODES", str(Path.home() / ".step_planner"
+                                                                                         / "episodes")),
+                      help="episode folder (MCAP + summary.json; default ~/.step_planner/episodes, "
+                           "or $STEP_PLANNER_EPISODES); the oldest are pruned past 200 episodes / 2 GB / 30 days")
+    plan.add_argument("--no-record", dest="record", action="store_const", const="", help="do not record")
+    plan.add_argument("--video", help="MP4 of the run (sim backend)")
+    plan.add_argument("--json", help="write the result (with the final tree) as JSON")
+    plan.add_argument("--goal-id")
+    plan.set_defaults(func=cmd_plan)
+    replay = sub.add_parser("replay", help="re-execute a recorded episode without any LLM")
+    replay.add_argument("episode")
+    replay.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"])
+    replay.add_argument("--video")
+    replay.set_defaults(func=cmd_replay)
+    for name in DELEGATED:
+        sub.add_parser(name, help=f"see `step-planner {name} --help`", add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        module, func = DELEGATED[argv[0]]
+        return _delegate(module, func, argv[1:])
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

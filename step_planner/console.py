@@ -1,0 +1,61 @@
+"""Terminal output for the CLI: the tree as it grows, primitives as they run, the final result."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from step_planner.domain.primitives import PrimitiveCall
+from step_planner.execution.base import Outcome
+from step_planner.planner.result import GoalResult
+from step_planner.planner.tree import SubgoalTree, TreeEvent
+
+_STATUS_MARK = {"succeeded": "+", "failed": "x", "abandoned": "-", "expanding": "~", "executing": ">"}
+
+
+class TreePrinter:
+    """A TreeListener that prints one line per meaningful change (new node, verdict, end state)."""
+
+    def __init__(self, out: TextIO = sys.stdout, color: bool | None = None) -> None:
+        self.out = out
+        self.color = out.isatty() if color is None else color
+
+    def _c(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def on_tree_event(self, event: TreeEvent, tree: SubgoalTree) -> None:
+        if not getattr(self, "_header", False):  # the root exists before any listener is attached
+            self._header = True
+            self.out.write(self._c(f"task: {tree.instruction}\n", "1"))
+        if event.node_id < 0:
+            return
+        node = tree.node(event.node_id)
+        pad = "  " * node.depth
+        if event.kind == "added" and node.parent is not None:
+            self.out.write(f"{pad}• {node.text}\n")
+        elif event.kind == "verdict":
+            v = node.verdicts[-1]
+            colour = {"execute": "32", "decompose": "36", "done": "32"}.get(v.verdict, "33")
+            self.out.write(self._c(f"{pad}  ↳ {v.verdict} ({v.source}): {v.reason}\n", colour))
+        elif event.kind == "status" and node.status.finished and node.children:
+            mark = _STATUS_MARK.get(node.status.value, "?")
+            self.out.write(f"{pad}[{mark}] {node.text}: {node.status.value}\n")
+        self.out.flush()
+
+    def on_step(self, call: PrimitiveCall, outcome: Outcome, world: object = None) -> None:
+        ok = outcome.success
+        text = f"      ⚙ {call}: {outcome.code.value}" + ("" if ok else f" — {outcome.message}")
+        self.out.write(self._c(text + "\n", "32" if ok else "31"))
+        self.out.flush()
+
+    def result(self, result: GoalResult) -> None:
+        status = "SUCCESS" if result.success else f"FAILED ({result.error.value})"
+        self.out.write("\n" + self._c(f"outcome: {status}: {result.message}", "1;32" if result.success else "1;31"))
+        self.out.write("\n")
+        u = result.usage
+        self.out.write(
+            f"primitives executed: {len(result.executed)}   LLM calls: {u.get('llm_calls', 0)}   "
+            f"prompt tokens: {u.get('prompt_tokens', 0)}   completion tokens: {u.get('completion_tokens', 0)}   "
+            f"largest prompt: {u.get('max_prompt_tokens', 0)}   elapsed: {result.elapsed_s:.2f} s\n"
+        )
+        self.out.flush()

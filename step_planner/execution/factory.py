@@ -1,0 +1,35 @@
+"""Choose an executor backend by name; heavy backends are imported only when chosen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.world import WorldState
+from step_planner.execution.base import Executor
+
+BACKENDS = ("symbolic", "sim", "moveit")
+
+
+class BackendUnavailable(RuntimeError):
+    """The chosen backend cannot start here (a missing install); the message says what to do."""
+
+
+def make_executor(name: str, library: PrimitiveLibrary, world: WorldState, **options: Any) -> Executor:
+    if name == "symbolic":
+        from step_planner.execution.symbolic import SymbolicExecutor
+
+        return SymbolicExecutor(library, world)
+    if name == "sim":
+        try:
+            from step_planner.execution.sim.executor import SimExecutor
+        except ImportError as exc:
+            raise BackendUnavailable(
+                f"the MuJoCo backend needs mujoco, mink, ompl and toppra ({exc}); run `make venv`"
+            ) from exc
+        return SimExecutor(library, world, **options)
+    if name == "moveit":
+        from step_planner.execution.moveit import make_moveit_executor
+
+        return make_moveit_executor(library, world, **options)
+    raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")

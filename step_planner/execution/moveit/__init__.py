@@ -1,0 +1,56 @@
+"""The real-arm backend (MoveIt 2 through moveit_py) for a Franka Panda / FR3.
+
+Importing this package needs no ROS: moveit_py and the message packages are imported only when
+an executor is built, and their absence raises ``BackendUnavailable`` saying what to install.
+Pure parts: :mod:`.config` (config/franka.yaml), :mod:`.grasps` (poses from scene geometry),
+:mod:`.scene_model` (collision bodies), :mod:`.errors` (MoveIt codes -> ExecCode).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from step_planner.execution.factory import BackendUnavailable
+
+if TYPE_CHECKING:
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.domain.world import WorldState
+    from step_planner.execution.moveit.backend import MoveItExecutor
+
+CONFIG_DIR = Path(__file__).resolve().parents[3] / "config"
+
+
+def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *,
+                         config_path: str | Path | None = None, safety_path: str | Path | None = None,
+                         node_name: str = "step_planner_moveit", launch_params_filepaths: list[str] | None = None,
+                         **unsupported: Any) -> MoveItExecutor:
+    """Load and check ``config/franka.yaml`` (against ``config/safety.yaml``), then connect to MoveIt.
+
+    Every refusal is a ``BackendUnavailable`` whose message says what is wrong; nothing moves.
+    """
+    from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
+    from step_planner.execution.moveit.config import FrankaConfig, FrankaConfigError
+    from step_planner.execution.moveit.grasps import GeometryError
+
+    if unsupported:
+        raise BackendUnavailable(f"the moveit backend does not take the option(s) {', '.join(sorted(unsupported))}")
+    try:
+        config = FrankaConfig.load(config_path or CONFIG_DIR / "franka.yaml")
+        envelope = SafetyEnvelope.load(safety_path or CONFIG_DIR / "safety.yaml")
+    except (FrankaConfigError, SafetyConfigError) as exc:
+        raise BackendUnavailable(str(exc)) from exc
+    limits = envelope.check_motion_limits(config.velocity_scaling, config.acceleration_scaling,
+                                          config.gripper.max_effort)
+    if limits:
+        raise BackendUnavailable(f"{config.source} exceeds config/safety.yaml: {'; '.join(limits)}")
+    from step_planner.execution.moveit.backend import MoveItExecutor
+
+    try:
+        return MoveItExecutor(library, world, config, node_name=node_name,
+                              launch_params_filepaths=launch_params_filepaths)
+    except GeometryError as exc:
+        raise BackendUnavailable(f"the scene cannot be given to MoveIt: {exc}") from exc
+
+
+__all__ = ["BackendUnavailable", "make_moveit_executor"]

@@ -1,0 +1,262 @@
+"""The real-arm executor: each primitive of ``config/primitives.yaml`` as MoveIt segments.
+
+Poses come from :mod:`grasps` (pure geometry over the scene's object geometry); motions, gripper
+and collision-scene edits go through :class:`MoveItArm`. ``observe()`` returns the world state
+*tracked from executed effects* starting at the scene file -- there is no perception yet (object
+poses from the ROS node come later), so the scene geometry must match the real table.
+
+A primitive commits its symbolic effects at the moment they become physically true (holding after
+the fingers close on the object, released after they open, open/closed after the pull/push), so a
+failure in a later segment (e.g. the lift) still leaves ``observe()`` describing the real state.
+
+Contact phases: the body the fingers touch (object, drawer) is taken out of MoveIt's collision
+scene for the straight segments in contact and put back, at its new pose, once the fingers have
+retreated. Those short straight segments are therefore not collision-checked against that one body.
+After any failure the whole collision scene is rebuilt from the tracked world.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.validation import apply_call, check_call
+from step_planner.domain.world import GRIPPER, WorldState
+from step_planner.execution.base import ExecCode, Outcome
+from step_planner.execution.moveit import grasps as g
+from step_planner.execution.moveit.arm import MoveItArm, SegmentFailed
+from step_planner.execution.moveit.config import FrankaConfig
+from step_planner.execution.moveit.scene_model import Body, object_body, place_body, world_bodies
+
+_NOTHING_GRASPED = 0.002  # m: a finger gap below this after closing means the fingers met
+
+
+class MoveItExecutor:
+    """``Executor`` on a Franka through moveit_py (see docs/moveit_backend.md)."""
+
+    def __init__(self, library: PrimitiveLibrary, world: WorldState, config: FrankaConfig, *,
+                 node_name: str = "step_planner_moveit", launch_params_filepaths: list[str] | None = None) -> None:
+        self.library = library
+        self.config = config
+        self.arm = MoveItArm(config, node_name=node_name, launch_params_filepaths=launch_params_filepaths)
+        self.world = world.copy()
+        self._committed = False
+        self.reset(world)
+
+    # ---- Executor protocol --------------------------------------------------------------------
+    def reset(self, world: WorldState) -> None:
+        """Track ``world`` from now on and rebuild MoveIt's collision scene from it (no motion).
+
+        The named poses of ``locations`` in config/franka.yaml join the world's locations, so the
+        planner may ``move_to`` them.
+        """
+        self.world = world.copy()
+        self.world.locations = list(dict.fromkeys([*self.world.locations, *self.config.locations]))
+        self._sync_scene()
+
+    def observe(self) -> WorldState:
+        return self.world.copy()
+
+    def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
+        start = time.monotonic()
+        self.arm.cancel = cancel
+        self.arm.segments = []
+        self._committed = False
+        try:
+            outcome = self._execute(call)
+        except SegmentFailed as exc:
+            outcome = Outcome(exc.code, str(exc))
+        except g.GeometryError as exc:
+            outcome = Outcome(exc.code, str(exc))
+        except Exception as exc:  # noqa: BLE001 - execute() never raises (base.py contract)
+            outcome = Outcome(ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}")
+        if not outcome.success:
+            self._resync_after_failure(outcome)
+        outcome.duration_s = time.monotonic() - start
+        outcome.details.setdefault("segments", list(self.arm.segments))
+        outcome.details.setdefault("effects_applied", self._committed)
+        return outcome
+
+    def close(self) -> None:
+        self.arm.close()
+
+    # ---- dispatch -----------------------------------------------------------------------------
+    def _execute(self, call: PrimitiveCall) -> Outcome:
+        if self.arm.cancel is not None and self.arm.cancel.is_set():
+            return Outcome(ExecCode.CANCELED, "canceled before motion")
+        problems = check_call(call, self.library, self.world.observed())
+        if problems:
+            return Outcome(ExecCode.PRECONDITION_FAILED, "; ".join(p.message for p in problems))
+        handlers: dict[str, Callable[..., None]] = {
+            "move_to": self._move_to, "pick": self._pick, "place": self._place, "open_drawer": self._open_drawer,
+            "close_drawer": self._close_drawer, "push": self._push, "home": self._home,
+        }
+        handler = handlers.get(call.name)
+        if handler is None:
+            return Outcome(ExecCode.PRECONDITION_FAILED, f"the MoveIt backend has no motion for '{call.name}'")
+        handler(call, **call.kwargs)
+        self._commit(call)
+        return Outcome.ok(f"{call} done")
+
+    def _commit(self, call: PrimitiveCall) -> None:
+        """Apply the call's symbolic effects once, when they became physically true."""
+        if not self._committed:
+            apply_call(call, self.library, self.world)
+            self._committed = True
+
+    # ---- primitives ---------------------------------------------------------------------------
+    def _home(self, call: PrimitiveCall) -> None:
+        self.arm.to_named(self.config.ready_state, "home: to the ready state")
+
+    def _move_to(self, call: PrimitiveCall, target: str) -> None:
+        if target == "home":
+            self.arm.to_named(self.config.ready_state, "move_to: ready state")
+            return
+        self.arm.to_pose(self._above(target), f"move_to: above {target}", cartesian=False)
+
+    def _above(self, target: str) -> g.Pose:
+        cfg = self.config
+        if target in cfg.locations:
+            return g.Pose(cfg.locations[target], g.top_down(0.0))
+        if target in self.world.objects:
+            shape = self._shape(target)
+            return g.Pose((shape.center[0], shape.center[1], shape.top + cfg.grasp.pre_grasp_height), g.top_down(0.0))
+        place = self.world.places.get(target)
+        if place is not None and place.kind == "drawer":
+            d = g.drawer_model(target, place.geometry, cfg.drawer)
+            poses = g.close_drawer_poses if place.is_open else g.open_drawer_poses
+            return poses(d, cfg.drawer, cfg.grasp).pre
+        if place is not None:
+            s = g.support_of(place.kind, target, place.geometry, cfg.drawer, place.is_open)
+            return g.Pose((s.center[0], s.center[1], s.center[2] + cfg.grasp.pre_grasp_height), g.top_down(0.0))
+        raise g.GeometryError(f"move_to: no pose known for '{target}' (add it to locations in config/franka.yaml)",
+                              ExecCode.PRECONDITION_FAILED)
+
+    def _pick(self, call: PrimitiveCall, object: str) -> None:  # noqa: A002 - the primitive's argument
+        shape = self._shape(object)
+        grasp = g.top_grasp(shape, self.config.grasp)
+        arm = self.arm
+        arm.grip(False, "pick: open gripper")
+        arm.to_pose(grasp.pre, f"pick: above {object}", cartesian=False)
+        arm.remove_body(object)  # the fingers straddle it: it is attached (with touch links) after closing
+        arm.to_pose(grasp.grasp, f"pick: down to {object}", cartesian=True)
+        gap = arm.grip(True, f"pick: close on {object}")
+        if gap is not None and gap < max(_NOTHING_GRASPED, 0.5 * grasp.width):
+            arm.grip(False, "pick: reopen after a missed grasp")
+            raise SegmentFailed(ExecCode.GRASP_FAILED,
+                                f"fingers closed to {gap:.4f} m on {object} ({grasp.width:.3f} m wide): nothing held")
+        arm.attach(object_body(object, shape))
+        self._commit(call)
+        arm.to_pose(grasp.lift, f"pick: lift {object}", cartesian=True)
+
+    def _place(self, call: PrimitiveCall, object: str, target: str) -> None:  # noqa: A002
+        cfg = self.config
+        shape = self._shape(object)
+        grasp = g.top_grasp(shape, cfg.grasp)
+        place = self.world.places.get(target)
+        if place is None:
+            raise g.GeometryError(f"place: '{target}' is not a place", ExecCode.PRECONDITION_FAILED)
+        support = g.support_of(place.kind, target, place.geometry, cfg.drawer, place.is_open)
+        occupied = [g.footprint_circle(self._shape(o)) for o in self.world.contents(target) if o != object]
+        spot = g.free_spot(support, 2 * g.footprint_circle(shape)[2], occupied, cfg.grasp.place_spacing)
+        placement = g.place_at(spot, grasp, shape.extents, cfg.grasp)
+        arm = self.arm
+        arm.to_pose(placement.pre, f"place: above {target}", cartesian=False)
+        arm.to_pose(placement.release, f"place: lower {object} onto {target}", cartesian=True)
+        arm.grip(False, f"place: release {object}")
+        arm.detach(object)
+        arm.remove_body(object)  # still between the open fingers: back in the scene after the retreat
+        obj = self.world.objects[object]
+        obj.geometry = {**obj.geometry, "position": list(placement.object_center)}
+        self._commit(call)
+        arm.to_pose(placement.retreat, f"place: retreat from {target}", cartesian=True)
+        arm.add_body(object_body(object, self._shape(object)))
+
+    def _open_drawer(self, call: PrimitiveCall, drawer: str) -> None:
+        d, place = self._drawer(drawer)
+        m = g.open_drawer_poses(d, self.config.drawer, self.config.grasp)
+        arm = self.arm
+        arm.grip(False, "open_drawer: open gripper")
+        arm.to_pose(m.pre, f"open_drawer: above the {drawer} handle", cartesian=False)
+        arm.remove_body(drawer)  # contact phase: the fingers close around the handle at the drawer front
+        arm.to_pose(m.start, f"open_drawer: down to the {drawer} handle", cartesian=True)
+        gap = arm.grip(True, f"open_drawer: grasp the {drawer} handle")
+        if gap is not None and gap < _NOTHING_GRASPED:
+            arm.grip(False, "open_drawer: reopen after missing the handle")
+            raise SegmentFailed(ExecCode.GRASP_FAILED, f"fingers closed to {gap:.4f} m: missed the {drawer} handle")
+        arm.to_pose(m.end, f"open_drawer: pull {drawer} open", cartesian=True)
+        self._slide_drawer(call, d, opening=True)
+        arm.grip(False, f"open_drawer: release the {drawer} handle")
+        arm.to_pose(m.retreat, f"open_drawer: retreat from {drawer}", cartesian=True)
+        self._add_place_body(drawer)  # only now: the fingers were at the drawer front until the retreat
+
+    def _close_drawer(self, call: PrimitiveCall, drawer: str) -> None:
+        d, place = self._drawer(drawer)
+        m = g.close_drawer_poses(d, self.config.drawer, self.config.grasp)
+        arm = self.arm
+        arm.grip(True, "close_drawer: close gripper")
+        arm.to_pose(m.pre, f"close_drawer: above the front of {drawer}", cartesian=False)
+        arm.to_pose(m.start, f"close_drawer: down in front of {drawer}", cartesian=True)
+        arm.remove_body(drawer)  # contact phase: the closed fingers push the drawer front
+        arm.to_pose(m.end, f"close_drawer: push {drawer} closed", cartesian=True)
+        self._slide_drawer(call, d, opening=False)
+        arm.to_pose(m.retreat, f"close_drawer: retreat from {drawer}", cartesian=True)
+        self._add_place_body(drawer)
+
+    def _push(self, call: PrimitiveCall, object: str, direction: str) -> None:  # noqa: A002
+        shape = self._shape(object)
+        p = g.push_poses(shape, direction, self.config.push, self.config.grasp)
+        arm = self.arm
+        arm.grip(True, "push: close gripper")
+        arm.to_pose(p.pre, f"push: above the {direction} start behind {object}", cartesian=False)
+        arm.to_pose(p.start, f"push: down behind {object}", cartesian=True)
+        arm.remove_body(object)  # contact phase
+        arm.to_pose(p.end, f"push: push {object} {direction}", cartesian=True)
+        obj = self.world.objects[object]
+        obj.geometry = {**obj.geometry, "position": list(p.new_center)}
+        self._commit(call)
+        arm.to_pose(p.retreat, f"push: retreat from {object}", cartesian=True)
+        arm.add_body(object_body(object, self._shape(object)))  # after the fingers left it
+
+    # ---- world / scene helpers ----------------------------------------------------------------
+    def _shape(self, name: str) -> g.Shape:
+        return g.object_shape(name, self.world.objects[name].geometry)
+
+    def _drawer(self, name: str) -> tuple[g.DrawerModel, object]:
+        place = self.world.places[name]
+        return g.drawer_model(name, place.geometry, self.config.drawer), place
+
+    def _slide_drawer(self, call: PrimitiveCall, d: g.DrawerModel, opening: bool) -> None:
+        """The drawer moved: its contents move with it, then the effects are committed."""
+        sign = 1.0 if opening else -1.0
+        dx, dy = sign * d.pull[0] * d.slide, sign * d.pull[1] * d.slide
+        drawer = call.kwargs["drawer"]
+        for name in self.world.contents(drawer):
+            obj = self.world.objects[name]
+            if "position" in obj.geometry:
+                x, y, z = obj.geometry["position"]
+                obj.geometry = {**obj.geometry, "position": [x + dx, y + dy, z]}
+                self.arm.add_body(object_body(name, self._shape(name)))
+        self._commit(call)
+
+    def _add_place_body(self, name: str) -> None:
+        place = self.world.places[name]
+        self.arm.add_body(place_body(name, place.kind, place.geometry, self.config.drawer, place.is_open))
+
+    def _held_body(self) -> Body | None:
+        held = self.world.held
+        if held is None or self.world.objects[held].location != GRIPPER:
+            return None
+        return object_body(held, self._shape(held))
+
+    def _sync_scene(self) -> None:
+        self.arm.set_bodies(world_bodies(self.world, self.config.drawer), self._held_body())
+
+    def _resync_after_failure(self, outcome: Outcome) -> None:
+        """Make MoveIt's scene match the tracked world again after a primitive stopped half-way."""
+        try:
+            self._sync_scene()
+        except Exception as exc:  # noqa: BLE001 - the outcome already says what failed
+            outcome.message += f" (and the collision scene could not be restored: {exc})"

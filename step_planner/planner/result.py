@@ -1,0 +1,44 @@
+"""How a goal ended: the error codes the action result and the CLI report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from step_planner.domain.primitives import PrimitiveCall
+from step_planner.execution.base import Outcome
+
+
+class GoalError(str, Enum):
+    NONE = "NONE"
+    INVALID_GOAL = "INVALID_GOAL"
+    BUSY = "BUSY"
+    LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
+    PLANNING_FAILED = "PLANNING_FAILED"
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+    EXECUTION_FAILED = "EXECUTION_FAILED"
+    SAFETY_VIOLATION = "SAFETY_VIOLATION"
+    CANCELED = "CANCELED"
+
+
+@dataclass
+class GoalResult:
+    success: bool
+    error: GoalError
+    message: str
+    executed: list[tuple[PrimitiveCall, Outcome]] = field(default_factory=list)
+    tree: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "success": self.success,
+            "error": self.error.value,
+            "message": self.message,
+            "executed": [{"call": c.to_dict(), "outcome": o.to_dict()} for c, o in self.executed],
+            "tree": self.tree,
+            "usage": self.usage,
+            "elapsed_s": round(self.elapsed_s, 3),
+        }

@@ -1,0 +1,144 @@
+"""``run_goal``: the one loop that drives a :class:`StepPlanner` against an executor.
+
+The CLI, the ROS action server and the benchmark all call this, so cancel handling, executor
+fault handling and the goal's bookkeeping are written once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.world import WorldState
+from step_planner.execution.base import ExecCode, Executor, Outcome
+from step_planner.planner.config import PlannerConfig
+from step_planner.planner.memory import EpisodicMemory
+from step_planner.planner.result import GoalError, GoalResult
+from step_planner.planner.subgoal_planner import CompletionLLM, StepPlanner, StepReport
+from step_planner.planner.tree import TreeListener
+
+MAX_INSTRUCTION_CHARS = 2000
+_log = logging.getLogger(__name__)
+
+StepCallback = Callable[[PrimitiveCall, Outcome, WorldState], None]  # the world after the call
+CallGate = Callable[[PrimitiveCall], Outcome | None]  # returns an Outcome to refuse the call
+
+
+def validate_instruction(instruction: object) -> str | None:
+    """Why an instruction cannot be a goal, or None when it can."""
+    if not isinstance(instruction, str):
+        return "the instruction must be a string"
+    text = instruction.strip()
+    if not text:
+        return "the instruction is empty"
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        return f"the instruction is longer than {MAX_INSTRUCTION_CHARS} characters"
+    if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
+        return "the instruction contains control characters"
+    return None
+
+
+def _usage(llm: object, first_record: int, planner: StepPlanner) -> dict:
+    usage: dict = {"llm_calls": planner.llm_calls, "primitives": planner.primitives}
+    ledger = getattr(llm, "usage", None)
+    records = list(getattr(ledger, "records", []))[first_record:]
+    if records:
+        prompt = [getattr(r, "prompt_tokens", 0) or 0 for r in records]
+        usage.update(
+            prompt_tokens=sum(prompt),
+            completion_tokens=sum(getattr(r, "completion_tokens", 0) or 0 for r in records),
+            max_prompt_tokens=max(prompt),
+            llm_latency_s=round(sum(getattr(r, "latency_s", 0.0) or 0.0 for r in records), 4),
+            http_exchanges=len(records),
+        )
+    return usage
+
+
+def run_goal(
+    instruction: str,
+    *,
+    library: PrimitiveLibrary,
+    executor: Executor,
+    llm: CompletionLLM,
+    config: PlannerConfig,
+    listeners: Iterable[TreeListener] = (),
+    cancel: threading.Event | None = None,
+    goal_id: str = "",
+    on_step: StepCallback | None = None,
+    gate: CallGate | None = None,
+    episodic: EpisodicMemory | None = None,
+) -> GoalResult:
+    """Plan and execute one instruction. Never raises for planner, LLM or executor faults.
+
+    ``gate`` sees every call before it runs (the safety envelope, approval mode) and may refuse
+    it by returning an Outcome; a refused call is never sent to the executor.
+    """
+    started = time.monotonic()
+    if problem := validate_instruction(instruction):
+        return GoalResult(False, GoalError.INVALID_GOAL, problem)
+    cancel = cancel or threading.Event()
+    planner = StepPlanner(
+        instruction.strip(), library=library, llm=llm, config=config, goal_id=goal_id,
+        listeners=listeners, cancel=cancel, episodic=episodic,
+    )
+    first_record = len(getattr(getattr(llm, "usage", None), "records", []))
+    executed: list[tuple[PrimitiveCall, Outcome]] = []
+    try:
+        initial = executor.observe()
+    except Exception as exc:
+        return GoalResult(False, GoalError.EXECUTION_FAILED, f"the executor could not observe the world: {exc}",
+                          tree=planner.tree.snapshot(), elapsed_s=time.monotonic() - started)
+    plan = planner.run(initial)
+    try:
+        call = next(plan)
+        while True:
+            try:
+                outcome = gate(call) if gate else None
+            except Exception as exc:  # a gate that cannot decide refuses
+                outcome = Outcome(ExecCode.SAFETY_VIOLATION, f"the safety gate could not check the call: {exc}")
+            if outcome is None:
+                if cancel.is_set():
+                    outcome = Outcome(ExecCode.CANCELED, "canceled before motion")
+                else:
+                    t0 = time.monotonic()
+                    try:
+                        outcome = executor.execute(call, cancel)
+                    except Exception as exc:  # a backend bug must not kill the goal or the node
+                        outcome = Outcome(ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}")
+                    outcome.duration_s = outcome.duration_s or time.monotonic() - t0
+            executed.append((call, outcome))
+            try:
+                world = executor.observe()
+            except Exception as exc:
+                plan.close()
+                result = planner.abort(GoalError.EXECUTION_FAILED, f"the executor could not observe the world: {exc}")
+                break
+            if on_step:
+                try:
+                    on_step(call, outcome, world)
+                except Exception:  # an observer's bug must not stop the robot's plan
+                    _log.exception("on_step callback failed after %s", call)
+            call = plan.send(StepReport(outcome, world))
+    except StopIteration as stop:
+        result = stop.value
+    result.executed = executed
+    if result.success and planner.episodic is not None:
+        planner.episodic.add_successes(result.tree)
+    result.usage = _usage(llm, first_record, planner)
+    result.elapsed_s = time.monotonic() - started
+    return result
+
+
+def safety_gate(envelope, library: PrimitiveLibrary, executor: Executor) -> CallGate:
+    """A gate that refuses calls outside ``envelope`` (see ``step_planner.domain.safety``)."""
+
+    def gate(call: PrimitiveCall) -> Outcome | None:
+        problems = envelope.violations(call, library, executor.observe().observed())
+        if problems:
+            return Outcome(ExecCode.SAFETY_VIOLATION, "; ".join(problems))
+        return None
+
+    return gate

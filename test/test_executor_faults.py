@@ -1,0 +1,91 @@
+"""Executor faults become outcomes the planner re-plans from, or a clean end — never a crash."""
+
+from __future__ import annotations
+
+from conftest import ScriptedLLM, children_so_far
+
+from step_planner.execution.base import ExecCode, Outcome
+from step_planner.execution.symbolic import SymbolicExecutor
+from step_planner.planner.config import PlannerConfig
+from step_planner.planner.result import GoalError
+from step_planner.planner.runner import run_goal
+
+
+class FaultyExecutor(SymbolicExecutor):
+    def __init__(self, *a, raise_on=(), observe_fails_after=None, **kw):
+        super().__init__(*a, **kw)
+        self.raise_on = set(raise_on)
+        self.observe_fails_after = observe_fails_after
+        self.observations = 0
+
+    def execute(self, call, cancel=None):
+        if str(call) in self.raise_on:
+            self.raise_on.discard(str(call))
+            raise RuntimeError("controller crashed: joint 4 communication constraints violated")
+        return super().execute(call, cancel)
+
+    def observe(self):
+        self.observations += 1
+        if self.observe_fails_after is not None and self.observations > self.observe_fails_after:
+            raise ConnectionError("perception is down")
+        return super().observe()
+
+
+def retrying(steps):
+    """Propose the next step that has not succeeded yet (so a failed step is proposed again)."""
+
+    def answer(purpose, user):
+        done = [c for c in children_so_far(user) if c.endswith("succeeded")]
+        return {"done": True} if len(done) >= len(steps) else {"done": False, "subgoal": steps[len(done)]}
+
+    return answer
+
+
+def test_backend_exception_is_an_outcome_and_the_planner_recovers(library, drawer_world):
+    ex = FaultyExecutor(library, drawer_world, raise_on={"pick(object=tape)"})
+    result = run_goal("stow the tape", library=library, executor=ex, llm=ScriptedLLM(retrying(
+        ["pick(tape)", "place(tape, tray)"])), config=PlannerConfig())
+    assert result.success, result.message
+    codes = [o.code for _, o in result.executed]
+    assert codes == [ExecCode.BACKEND_ERROR, ExecCode.SUCCESS, ExecCode.SUCCESS]
+    assert "controller crashed" in result.executed[0][1].message
+    failed = [n for n in result.tree["nodes"] if n["status"] == "failed"]
+    assert failed and failed[0]["outcome"]["code"] == "BACKEND_ERROR"
+
+
+def test_repeated_execution_failures_end_the_goal_with_execution_failed(library, drawer_world):
+    failures = {"pick(object=tape)": ExecCode.GRASP_FAILED}
+
+    class AlwaysSlips(SymbolicExecutor):
+        def execute(self, call, cancel=None):
+            if str(call) in failures:
+                return Outcome(ExecCode.GRASP_FAILED, "fingers closed on nothing")
+            return super().execute(call, cancel)
+
+    result = run_goal("stow the tape", library=library, executor=AlwaysSlips(library, drawer_world),
+                      llm=ScriptedLLM(retrying(["pick(tape)"])), config=PlannerConfig(max_replans_per_node=2))
+    assert result.error is GoalError.EXECUTION_FAILED and "GRASP_FAILED" in result.message
+    assert len(result.executed) == 3
+
+
+def test_observation_failure_ends_cleanly(library, drawer_world):
+    ex = FaultyExecutor(library, drawer_world, observe_fails_after=1)
+    result = run_goal("stow the tape", library=library, executor=ex, llm=ScriptedLLM(retrying(
+        ["pick(tape)", "place(tape, tray)"])), config=PlannerConfig())
+    assert result.error is GoalError.EXECUTION_FAILED and "perception is down" in result.message
+    assert {n["status"] for n in result.tree["nodes"]} <= {"succeeded", "failed", "abandoned"}
+
+
+def test_a_failing_observer_does_not_stop_the_goal(library, drawer_world, caplog):
+    class Broken:
+        def on_tree_event(self, event, tree):
+            raise ValueError("viewer bug")
+
+    def bad_step(call, outcome, world):
+        raise KeyError("recorder bug")
+
+    result = run_goal("stow the tape", library=library, executor=SymbolicExecutor(library, drawer_world),
+                      llm=ScriptedLLM(retrying(["pick(tape)", "place(tape, tray)"])), config=PlannerConfig(),
+                      listeners=[Broken()], on_step=bad_step)
+    assert result.success
+    assert "viewer bug" in caplog.text and "recorder bug" in caplog.text

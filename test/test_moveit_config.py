@@ -1,0 +1,115 @@
+"""config/franka.yaml loading and validation (pure: no ROS, no moveit)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from step_planner.execution.factory import BackendUnavailable
+from step_planner.execution.moveit import make_moveit_executor
+from step_planner.execution.moveit.config import FrankaConfig, FrankaConfigError
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+RAW = yaml.safe_load((CONFIG / "franka.yaml").read_text())
+
+
+def variant_of(data: dict) -> FrankaConfig:
+    return FrankaConfig.from_dict(data, source="test.yaml")
+
+
+def test_shipped_config_loads_with_panda_names():
+    cfg = FrankaConfig.load(CONFIG / "franka.yaml")
+    assert cfg.robot == "panda"
+    assert (cfg.variant.arm_group, cfg.variant.hand_group) == ("panda_arm", "hand")
+    assert cfg.variant.ee_link == "panda_hand" and cfg.variant.base_frame == "panda_link0"
+    assert cfg.ready_state == "ready" and cfg.hand_open_state == "open" and cfg.hand_closed_state == "close"
+    assert cfg.cartesian.pipeline == "pilz_industrial_motion_planner" and cfg.cartesian.planner_id == "LIN"
+    assert cfg.free_space.pipeline == "ompl"
+    assert 0 < cfg.velocity_scaling <= 0.1  # the shipped file is for a first run on a real arm
+    assert cfg.locations["above_table"] == (0.45, 0.0, 0.30)
+
+
+def test_fr3_variant_selects_fr3_groups():
+    data = copy.deepcopy(RAW)
+    data["robot"] = "fr3"
+    cfg = variant_of(data)
+    assert (cfg.variant.arm_group, cfg.variant.hand_group, cfg.variant.ee_link, cfg.variant.base_frame) == (
+        "fr3_arm", "fr3_hand", "fr3_hand", "fr3_link0")
+    assert "fr3_leftfinger" in cfg.variant.touch_links
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(robot="ur5"), "robot must be one of panda, fr3"),
+        (lambda d: d["variants"].pop("panda"), "variants.panda must be a mapping"),
+        (lambda d: d["variants"]["panda"].pop("arm_group"), "variants.panda.arm_group"),
+        (lambda d: d["variants"]["panda"].update(ee_link="panda hand"), "a name without spaces"),
+        (lambda d: d["motion"].update(velocity_scaling=0), "motion.velocity_scaling must be a number in (0.0, 1.0]"),
+        (lambda d: d["motion"].update(acceleration_scaling=1.5), "motion.acceleration_scaling"),
+        (lambda d: d["motion"].update(velocity_scaling="fast"), "motion.velocity_scaling"),
+        (lambda d: d["motion"]["cartesian"].pop("planner_id"), "motion.cartesian.planner_id"),
+        (lambda d: d["motion"]["free_space"].update(attempts=0), "motion.free_space.attempts"),
+        (lambda d: d["gripper"].update(mode="suction"), "gripper.mode must be one of hand_group, gripper_action"),
+        (lambda d: d["gripper"].update(closed_width=0.09), "closed_width must be below"),
+        (lambda d: d["gripper"].update(max_effort=-1), "gripper.max_effort"),
+        (lambda d: d["gripper"].update(position_per_finger="yes"), "gripper.position_per_finger must be true or false"),
+        (lambda d: d["grasp"].update(pre_grasp_height=2.0), "grasp.pre_grasp_height"),
+        (lambda d: d["drawer"].update(pull_direction=[0, 0, 0]), "drawer.pull_direction must be a non-zero vector"),
+        (lambda d: d["drawer"].update(pull_direction=[1, 0]), "drawer.pull_direction must be a list of three"),
+        (lambda d: d["locations"].update(home=[0.3, 0, 0.3]), "locations.home is reserved"),
+        (lambda d: d["locations"].update(shelf=[0.3, 0, "high"]), "locations.shelf[]"),
+        (lambda d: d.pop("tcp_offset"), "tcp_offset"),
+        (lambda d: d["named_states"].pop("ready"), "named_states.ready"),
+        (lambda d: d.update(objects_source="camera"), "objects_source must be one of scene"),
+        (lambda d: d["timeouts"].update(execute_s=0), "timeouts.execute_s"),
+    ],
+)
+def test_bad_config_is_refused_naming_the_key(edit, message):
+    data = copy.deepcopy(RAW)
+    edit(data)
+    with pytest.raises(FrankaConfigError) as err:
+        variant_of(data)
+    assert message in str(err.value)
+    assert "test.yaml" in str(err.value)
+
+
+def test_not_a_mapping_and_unreadable_file(tmp_path):
+    with pytest.raises(FrankaConfigError, match="the file must be a mapping"):
+        variant_of(["robot", "panda"])
+    bad = tmp_path / "franka.yaml"
+    bad.write_text("robot: [unclosed")
+    with pytest.raises(FrankaConfigError, match="cannot read"):
+        FrankaConfig.load(bad)
+
+
+def test_pull_direction_is_normalised():
+    data = copy.deepcopy(RAW)
+    data["drawer"]["pull_direction"] = [-2.0, 0.0, 0.0]
+    assert variant_of(data).drawer.pull_direction == (-1.0, 0.0, 0.0)
+
+
+def test_config_beyond_the_safety_envelope_never_reaches_moveit(tmp_path, library, drawer_world):
+    data = copy.deepcopy(RAW)
+    data["motion"]["velocity_scaling"] = 0.9  # config/safety.yaml allows 0.5
+    path = tmp_path / "franka.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(BackendUnavailable, match="velocity scaling 0.9 exceeds the limit 0.5"):
+        make_moveit_executor(library, drawer_world, config_path=path)
+
+
+def test_bad_config_file_is_a_backend_unavailable_with_the_reason(tmp_path, library, drawer_world):
+    data = copy.deepcopy(RAW)
+    data["robot"] = "kuka"
+    path = tmp_path / "franka.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(BackendUnavailable, match="robot must be one of panda, fr3"):
+        make_moveit_executor(library, drawer_world, config_path=path)
+
+
+def test_unsupported_options_are_refused(library, drawer_world):
+    with pytest.raises(BackendUnavailable, match="video_path"):
+        make_moveit_executor(library, drawer_world, video_path="out.mp4")
