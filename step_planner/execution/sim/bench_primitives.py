@@ -141,8 +141,7 @@ def markdown(results: list[CaseResult], runs: int) -> str:
     ]
     for r in results:
         lines.append(
-            f"| `{r.case.call}` | {r.successes}/{runs} | {_median(r.planning)} | {_median(r.sim)} | "
-            f"{_median(r.wall)} |"
+            f"| `{r.case.call}` | {r.successes}/{runs} | {_median(r.planning)} | {_median(r.sim)} | {_median(r.wall)} |"
         )
     notes = [f"- `{r.case.call}` {n}" for r in results for n in r.notes]
     if notes:

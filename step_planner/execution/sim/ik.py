@@ -93,9 +93,7 @@ class IkSolver:
         n = max(2, int(np.ceil(dist / step)) + 1)
         path = [np.asarray(q_start, dtype=float)]
         for s in np.linspace(0.0, 1.0, n)[1:]:
-            target = mink.SE3.from_rotation_and_translation(
-                mink.SO3.from_matrix(rot), p0 + s * (goal_position - p0)
-            )
+            target = mink.SE3.from_rotation_and_translation(mink.SO3.from_matrix(rot), p0 + s * (goal_position - p0))
             q = self._converge(target, path[-1], iters=60)
             if q is None or np.max(np.abs(q - path[-1])) > 0.15:
                 return None

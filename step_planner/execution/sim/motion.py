@@ -33,9 +33,7 @@ class MotionStats:
 
 
 class Arm:
-    def __init__(
-        self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0
-    ) -> None:
+    def __init__(self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0) -> None:
         self.controller, self.ik, self.checker = controller, ik, checker
         self.seed = seed
         self.stats = MotionStats()
@@ -68,9 +66,7 @@ class Arm:
                 self.checker, q_start, q_goal, seed=self.seed + self.stats.plans, cancel=cancel
             )
         except PlanningCanceled as exc:
-            raise MotionInterrupted(
-                ExecCode.CANCELED, "canceled while planning (the arm had not moved)"
-            ) from exc
+            raise MotionInterrupted(ExecCode.CANCELED, "canceled while planning (the arm had not moved)") from exc
         except PlanningError as exc:
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"planning to {what} failed: {exc}") from exc
         finally:
@@ -82,9 +78,7 @@ class Arm:
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timing the path to {what} failed: {exc}") from exc
         bad = self.checker.first_collision(traj.q[::5], step=0.01)
         if bad is not None:  # the spline cut a corner: retry with the straight polyline, slower
-            traj = time_parameterize(
-                path, self.controller.model.opt.timestep, speed=speed * 0.5, densify_step=0.005
-            )
+            traj = time_parameterize(path, self.controller.model.opt.timestep, speed=speed * 0.5, densify_step=0.005)
             if self.checker.first_collision(traj.q[::5], step=0.01) is not None:
                 raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timed trajectory to {what} collides")
         self.stats.collision_checks = self.checker.checks
@@ -113,9 +107,7 @@ class Arm:
         self.checker.sync(self.controller.data)
         for q in path[1:]:
             if hits := self.checker.contacts(q, allow_fingers=True):
-                raise MotionInterrupted(
-                    ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}"
-                )
+                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}")
         return path
 
     def run_path(
@@ -125,9 +117,7 @@ class Arm:
         monitor: Monitor | None = None,
         speed: float = 0.25,
     ) -> None:
-        traj = time_parameterize(
-            np.array(path), self.controller.model.opt.timestep, speed=speed, densify_step=0.02
-        )
+        traj = time_parameterize(np.array(path), self.controller.model.opt.timestep, speed=speed, densify_step=0.02)
         self.controller.follow(traj, cancel, monitor)
 
     def move_linear(

@@ -72,9 +72,7 @@ def _in_drawer(data, info: SceneInfo, drawer: str, pos: np.ndarray) -> bool:
 def _in_tray(info: SceneInfo, tray: str, pos: np.ndarray) -> bool:
     t = info.trays[tray]
     rel = pos - t.position
-    return bool(
-        abs(rel[0]) < t.size[0] / 2 and abs(rel[1]) < t.size[1] / 2 and -0.01 < rel[2] < t.size[2] + 0.06
-    )
+    return bool(abs(rel[0]) < t.size[0] / 2 and abs(rel[1]) < t.size[1] / 2 and -0.01 < rel[2] < t.size[2] + 0.06)
 
 
 def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str) -> str | None:
@@ -93,9 +91,7 @@ def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str) 
     return info.table if on_table and pos[2] > -0.01 else None
 
 
-def observe_world(
-    model, data, index: PandaIndex, info: SceneInfo, template: WorldState, robot_at: str
-) -> WorldState:
+def observe_world(model, data, index: PandaIndex, info: SceneInfo, template: WorldState, robot_at: str) -> WorldState:
     """A fresh WorldState: the template's names and kinds, with physics-derived state."""
     world = template.copy()
     world.held = None

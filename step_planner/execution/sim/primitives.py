@@ -145,9 +145,7 @@ class SimPrimitives:
                 ExecCode.GRASP_FAILED, f"{name} is {width * 100:.1f} cm wide; the gripper opens to 8 cm"
             )
         grasp = pos.copy()
-        grasp[2] = max(
-            pos[2], pos[2] + obj.half[2] - 0.03, pos[2] - obj.half[2] + FINGERTIP_BELOW_GRASP + 0.004
-        )
+        grasp[2] = max(pos[2], pos[2] + obj.half[2] - 0.03, pos[2] - obj.half[2] + FINGERTIP_BELOW_GRASP + 0.004)
         self.ctl.gripper(FINGER_MAX, cancel)
         self.arm.checker.attach(None)
         yaws = self._yaws_for(name, angle)
@@ -297,21 +295,15 @@ class SimPrimitives:
         start = np.array([*(pos[:2] - u[:2] * (extent + 0.011 + gap)), z])
         self.ctl.gripper(0.0, cancel)
         self.arm.checker.attach(None)
-        self._move_above(
-            start, [float(np.arctan2(u[1], u[0]) + np.pi / 2)], f"behind {name}", cancel, descend=True
-        )
-        self.arm.move_linear(
-            start + u * (gap + PUSH_DISTANCE), f"push {name} {direction}", cancel, speed=0.15
-        )
+        self._move_above(start, [float(np.arctan2(u[1], u[0]) + np.pi / 2)], f"behind {name}", cancel, descend=True)
+        self.arm.move_linear(start + u * (gap + PUSH_DISTANCE), f"push {name} {direction}", cancel, speed=0.15)
         self.arm.move_linear(self.arm.grasp_position() + [0, 0, 0.1], "retreat", cancel)
         self.ctl.gripper(FINGER_MAX, cancel)
         moved = perc.object_position(self.data, self.info, name) - pos
         along = float(moved @ u)
         self.robot_at = name
         if along < 0.5 * PUSH_DISTANCE:
-            raise MotionInterrupted(
-                ExecCode.OBJECT_SLIPPED, f"{name} moved only {along * 100:.1f} cm {direction}"
-            )
+            raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} moved only {along * 100:.1f} cm {direction}")
         return f"pushed {name} {along * 100:.1f} cm {direction}"
 
     def move_to(self, target: str, cancel) -> str:

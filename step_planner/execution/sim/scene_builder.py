@@ -122,9 +122,7 @@ def _add_tray(spec, place, info: SceneInfo) -> None:
     for sx in (-1, 1):
         _box(body, f"{place.name}_wall_x{sx:+d}", [sx * (hx - t / 2), 0, h / 2], [t / 2, hy, h / 2], colour)
     for sy in (-1, 1):
-        _box(
-            body, f"{place.name}_wall_y{sy:+d}", [0, sy * (hy - t / 2), h / 2], [hx - t, t / 2, h / 2], colour
-        )
+        _box(body, f"{place.name}_wall_y{sy:+d}", [0, sy * (hy - t / 2), h / 2], [hx - t, t / 2, h / 2], colour)
     info.trays[place.name] = TrayInfo(place.name, pos, size)
 
 
@@ -192,9 +190,7 @@ def _add_drawer(spec, place, info: SceneInfo) -> None:
             d,
         )
     z_rel_top = ztop + 0.012 - drawer.pos[2]
-    _box(
-        drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d
-    )
+    _box(drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d)
     bar_x, bar_z = -L / 2 - t - HANDLE_STANDOFF, ztop - drawer.pos[2]
     metal = (0.7, 0.7, 0.75, 1.0)
     _box(drawer, f"{place.name}_handle", [bar_x, 0, bar_z], [0.008, 0.065, 0.008], metal, d)

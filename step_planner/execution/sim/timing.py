@@ -6,6 +6,7 @@ the collision-checked polyline; the sampled trajectory is then re-checked by the
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,12 +48,16 @@ def time_parameterize(
     import toppra.algorithm as algo
     import toppra.constraint as constraint
 
-    ta.setup_logging("WARNING")
-    qs = densify(np.asarray(qs, dtype=float), densify_step)
-    keep = [0] + [i for i in range(1, len(qs)) if np.max(np.abs(qs[i] - qs[i - 1])) > 1e-6]
-    qs = qs[keep]
-    if len(qs) < 2:
-        return TimedTrajectory(np.array([0.0]), qs[:1].copy(), np.zeros((1, qs.shape[1])))
+    logging.getLogger("toppra").setLevel(logging.ERROR)  # failures surface as TimingError instead
+    qs = np.asarray(qs, dtype=float)
+    keep = [qs[0]]
+    for q in qs[1:]:  # drop near-duplicate waypoints: they make the spline path badly conditioned
+        if np.max(np.abs(q - keep[-1])) > 1e-4:
+            keep.append(q)
+    keep[-1] = qs[-1]  # end exactly at the goal (moves < 1e-4 rad if the start was kept alone)
+    qs = densify(np.array(keep), densify_step)
+    if len(qs) < 2:  # start and goal coincide: hold there
+        return TimedTrajectory(np.array([0.0]), qs[-1:].copy(), np.zeros((1, qs.shape[1])))
     seg = np.linalg.norm(np.diff(qs, axis=0), axis=1)
     ss = np.concatenate([[0.0], np.cumsum(seg)])
     ss /= ss[-1]
@@ -62,9 +67,7 @@ def time_parameterize(
     pc_vel = constraint.JointVelocityConstraint(vlim)
     pc_acc = constraint.JointAccelerationConstraint(alim)
     gridpoints = np.linspace(0, 1, min(400, max(50, 8 * len(qs))))
-    instance = algo.TOPPRA(
-        [pc_vel, pc_acc], path, gridpoints=gridpoints, parametrizer="ParametrizeConstAccel"
-    )
+    instance = algo.TOPPRA([pc_vel, pc_acc], path, gridpoints=gridpoints, parametrizer="ParametrizeConstAccel")
     traj = instance.compute_trajectory(0, 0)
     if traj is None:
         raise TimingError("TOPP-RA found no feasible parameterization")
