@@ -197,7 +197,10 @@ class SimPrimitives:
             return self._free_spot(slots, name, 0.005), d.floor_z
         if target in self.info.trays:
             t = self.info.trays[target]
-            slots = [t.position[:2] + [dx, dy] for dx in (0.0, -0.04, 0.04) for dy in (0.0, -0.03, 0.03)]
+            room = t.size[:2] / 2 - 0.008 - self.info.objects[name].radius - 0.004  # wall, object, gap
+            xs = (0.0, -room[0], room[0]) if room[0] > 0 else (0.0,)
+            ys = (0.0, -room[1], room[1]) if room[1] > 0 else (0.0,)
+            slots = [t.position[:2] + [dx, dy] for dx in xs for dy in ys]
             return self._free_spot(slots, name, 0.0), float(t.position[2] + 0.005)
         if target == self.info.table:
             grid = [np.array([x, y]) for x in (0.45, 0.4, 0.5, 0.35, 0.55) for y in (0.0, 0.08, -0.08, 0.16)]
