@@ -4,7 +4,10 @@ The symbolic scene (:class:`WorldState`, from ``config/scenes/*.yaml``) names th
 where they are; its ``geometry`` fields say how big and where exactly. A seed perturbs object
 poses by a few mm and degrees so repeated runs are not identical. Geometry conventions: a box
 ``size`` is its full extent (x, y, z); a cylinder ``size`` is (radius, height); positions are
-in the robot base frame with the table top at z = 0; ``yaw`` is in degrees.
+in the robot base frame with the table top at z = 0; ``yaw`` is in degrees. Objects listed
+``at:`` a drawer or tray are put in that container's slots (their ``position`` is not used);
+a table object without a ``position`` goes to a free default spot; a missing box ``size`` is a
+4 cm cube. Drawers and trays must have their geometry (an error names the missing field).
 """
 
 from __future__ import annotations
