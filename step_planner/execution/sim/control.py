@@ -1,0 +1,134 @@
+"""Stepping the physics: trajectory tracking, gripper commands, cancellation and monitoring.
+
+Arm actuators are PD servos (gravity is compensated in the model); the control is
+``q_ref + qd_ref * kv / kp`` so the servo sees the velocity feed-forward, which measured
+1-2 mrad tracking error on TOPP-RA trajectories versus 0.13 rad for a plain position servo.
+The ``cancel`` event is polled every physics step (2 ms); on cancel the arm holds where it is.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import mujoco
+import numpy as np
+
+from step_planner.execution.base import ExecCode
+from step_planner.execution.sim.model import FINGER_MAX, KP, KV, PandaIndex
+from step_planner.execution.sim.timing import TimedTrajectory
+
+
+class MotionInterrupted(Exception):
+    """A motion stopped early: canceled, or a monitor reported a failure (e.g. object slipped)."""
+
+    def __init__(self, code: ExecCode, message: str, **details) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+Monitor = Callable[[], "tuple[ExecCode, str] | None"]
+
+
+class Controller:
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        data: mujoco.MjData,
+        index: PandaIndex,
+        on_step: Callable[[mujoco.MjData], None] | None = None,
+    ) -> None:
+        self.model, self.data, self.index = model, data, index
+        self.on_step = on_step
+        self.q_ref = data.qpos[index.arm_qpos].copy()
+        self.grip_ref = FINGER_MAX
+        self.sim_time_moving = 0.0
+
+    @property
+    def q(self) -> np.ndarray:
+        return self.data.qpos[self.index.arm_qpos].copy()
+
+    @property
+    def finger_opening(self) -> float:
+        """Mean opening of one finger (0 = closed, 0.04 = fully open)."""
+        return float(np.mean(self.data.qpos[self.index.finger_qpos]))
+
+    def hold(self, q: np.ndarray | None = None) -> None:
+        self.q_ref = self.q if q is None else np.asarray(q, dtype=float).copy()
+
+    def _step(self, q_ref: np.ndarray, qd_ref: np.ndarray) -> None:
+        self.data.ctrl[self.index.arm_act] = q_ref + qd_ref * (KV / KP)
+        self.data.ctrl[self.index.grip_act] = self.grip_ref
+        mujoco.mj_step(self.model, self.data)
+        if self.on_step is not None:
+            self.on_step(self.data)
+
+    def _check_cancel(self, cancel: threading.Event | None) -> None:
+        if cancel is not None and cancel.is_set():
+            wall0, sim0 = time.perf_counter(), self.data.time
+            speed = float(np.max(np.abs(self.data.qvel[self.index.arm_dof])))
+            q_at_cancel = self.q
+            stop_sim = self.stop()
+            coast = float(np.max(np.abs(self.q - q_at_cancel)))
+            raise MotionInterrupted(
+                ExecCode.CANCELED,
+                f"canceled during motion; arm stopped in {stop_sim * 1000:.0f} ms (sim)",
+                stop_sim_s=stop_sim,
+                stop_wall_s=time.perf_counter() - wall0,
+                canceled_at_sim_s=sim0,
+                joint_speed_at_cancel=speed,
+                coast_rad=coast,
+            )
+
+    def stop(self, max_time: float = 1.0, vel_tol: float = 0.02) -> float:
+        """Hold the current configuration until the arm is still; returns simulated stop time."""
+        t0 = self.data.time
+        self.hold()
+        zero = np.zeros(7)
+        while self.data.time - t0 < max_time:
+            self._step(self.q_ref, zero)
+            if np.max(np.abs(self.data.qvel[self.index.arm_dof])) < vel_tol:
+                break
+        return self.data.time - t0
+
+    def settle(self, duration: float, cancel: threading.Event | None = None) -> None:
+        zero = np.zeros(7)
+        t_end = self.data.time + duration
+        while self.data.time < t_end:
+            self._check_cancel(cancel)
+            self._step(self.q_ref, zero)
+
+    def follow(
+        self,
+        traj: TimedTrajectory,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        monitor_every: int = 25,
+    ) -> None:
+        """Track a timed trajectory sampled at the physics period."""
+        t0 = self.data.time
+        for k in range(len(traj.t)):
+            self._check_cancel(cancel)
+            self._step(traj.q[k], traj.qd[k])
+            if monitor is not None and k % monitor_every == monitor_every - 1 and (bad := monitor()):
+                self.stop()
+                raise MotionInterrupted(bad[0], bad[1])
+        self.hold(traj.q[-1])
+        self.settle(0.1, cancel)
+        self.sim_time_moving += self.data.time - t0
+
+    def gripper(self, opening: float, cancel: threading.Event | None = None, max_time: float = 1.2) -> None:
+        """Command one finger's opening; returns when the fingers stop moving (contact or target)."""
+        self.grip_ref = float(np.clip(opening, 0.0, FINGER_MAX))
+        t0 = self.data.time
+        zero = np.zeros(7)
+        while self.data.time - t0 < max_time:
+            self._check_cancel(cancel)
+            self._step(self.q_ref, zero)
+            moving = np.max(np.abs(self.data.qvel[self.index.finger_dof]))
+            if self.data.time - t0 > 0.15 and moving < 2e-3:
+                break
+        self.settle(0.1, cancel)

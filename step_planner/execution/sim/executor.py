@@ -1,0 +1,142 @@
+"""SimExecutor: the MuJoCo Panda behind the :class:`Executor` protocol.
+
+Calls are checked first against the world as the robot observes it (``check_call``), then run
+physically; the symbolic state reported afterwards is derived from the physics, not from the
+call's declared effects. Nothing escapes ``execute``: exceptions become BACKEND_ERROR.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import mujoco
+
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.validation import check_call
+from step_planner.domain.world import WorldState
+from step_planner.execution.base import ExecCode, Outcome
+from step_planner.execution.sim import perception as perc
+from step_planner.execution.sim.control import Controller, MotionInterrupted
+from step_planner.execution.sim.ik import IkSolver
+from step_planner.execution.sim.model import FINGER_MAX, HOME_Q, PandaIndex
+from step_planner.execution.sim.motion import Arm
+from step_planner.execution.sim.planning import CollisionChecker
+from step_planner.execution.sim.primitives import SimPrimitives
+from step_planner.execution.sim.scene_builder import build_scene, initial_drawer_openings
+
+
+class SimExecutor:
+    """Physics-simulated Panda. ``seed`` perturbs object poses by a few mm/deg (0 = exact scene).
+
+    ``video_path`` records an MP4 of everything executed until :meth:`close` (across resets);
+    ``render`` saves a keyframe PNG after each primitive into ``keyframe_dir`` (default: next to
+    the video, ``<video stem>_keyframes/``).
+    """
+
+    def __init__(
+        self,
+        library: PrimitiveLibrary,
+        scene_world: WorldState,
+        seed: int = 0,
+        video_path: str | Path | None = None,
+        render: bool = False,
+        keyframe_dir: str | Path | None = None,
+    ) -> None:
+        self.library = library
+        self.seed = seed
+        self.video_path = video_path
+        self.render = render
+        if keyframe_dir is None and render and video_path is not None:
+            keyframe_dir = Path(video_path).with_name(Path(video_path).stem + "_keyframes")
+        self.keyframe_dir = Path(keyframe_dir) if keyframe_dir else None
+        self.step_hooks: list[Callable[[mujoco.MjData], None]] = []
+        self.renderer = None
+        self.keyframes: list[Path] = []
+        self.ik = IkSolver(seed)
+        self.reset(scene_world)
+
+    # ---- Executor protocol -------------------------------------------------------------
+    def reset(self, world: WorldState) -> None:
+        self.template = world.copy()
+        self.model, self.info = build_scene(world, self.seed)
+        self.data = mujoco.MjData(self.model)
+        self.index = PandaIndex(self.model)
+        self.data.qpos[self.index.arm_qpos] = HOME_Q
+        self.data.qpos[self.index.finger_qpos] = FINGER_MAX
+        for name, opening in initial_drawer_openings(world, self.info).items():
+            self.data.qpos[self.info.drawers[name].qpos_adr] = opening
+        mujoco.mj_forward(self.model, self.data)
+        if self.renderer is not None:
+            self.renderer.set_model(self.model)
+        elif self.video_path is not None or self.render:
+            from step_planner.execution.sim.render import SceneRenderer
+
+            self.renderer = SceneRenderer(self.model, video_path=self.video_path)
+        self.controller = Controller(self.model, self.data, self.index, on_step=self._on_step)
+        self.controller.hold(HOME_Q)
+        self.controller.settle(0.5)  # let objects come to rest
+        self.checker = CollisionChecker(self.model, self.index)
+        self.arm = Arm(self.controller, self.ik, self.checker, seed=self.seed)
+        self.primitives = SimPrimitives(self.model, self.data, self.info, self.arm)
+        self.episode_step = 0
+
+    def observe(self) -> WorldState:
+        return perc.observe_world(
+            self.model, self.data, self.index, self.info, self.template, robot_at=self.primitives.robot_at
+        )
+
+    def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
+        wall0, sim0 = time.perf_counter(), self.data.time
+        plan0, moving0 = self.arm.stats.planning_s, self.controller.sim_time_moving
+        try:
+            if cancel is not None and cancel.is_set():
+                return Outcome(ExecCode.CANCELED, "canceled before motion")
+            problems = check_call(call, self.library, self.observe().observed())
+            if problems:
+                return Outcome(ExecCode.PRECONDITION_FAILED, "; ".join(p.message for p in problems))
+            try:
+                message = self.primitives.run(call, cancel)
+                code, details = ExecCode.SUCCESS, {}
+            except MotionInterrupted as exc:
+                code, message, details = exc.code, exc.message, dict(exc.details)
+        except Exception as exc:  # a bug or a solver crash: report it, never raise into the planner
+            return Outcome(
+                ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}", duration_s=time.perf_counter() - wall0
+            )
+        details.update(
+            planning_s=round(self.arm.stats.planning_s - plan0, 4),
+            sim_s=round(self.data.time - sim0, 4),
+            moving_sim_s=round(self.controller.sim_time_moving - moving0, 4),
+            wall_s=round(time.perf_counter() - wall0, 4),
+        )
+        self._keyframe(call)
+        return Outcome(code, message, duration_s=time.perf_counter() - wall0, details=details)
+
+    # ---- pictures -----------------------------------------------------------------------
+    def _on_step(self, data: mujoco.MjData) -> None:
+        for hook in self.step_hooks:
+            hook(data)
+        if self.renderer is not None:
+            self.renderer.maybe_record(data)
+
+    def _keyframe(self, call: PrimitiveCall) -> None:
+        if not (self.render and self.renderer is not None and self.keyframe_dir is not None):
+            return
+        self.episode_step += 1
+        path = self.keyframe_dir / f"{self.episode_step:02d}_{call.name}.png"
+        self.keyframes.append(self.renderer.save_png(self.data, path))
+
+    def snapshot_png(self, path: str | Path) -> Path:
+        """Render the current scene to ``path`` (needs ``render=True`` or a ``video_path``)."""
+        if self.renderer is None:
+            raise RuntimeError("SimExecutor was created without render=True or video_path")
+        return self.renderer.save_png(self.data, path)
+
+    def close(self) -> None:
+        """Finalize the video (if any) and free the renderer."""
+        if self.renderer is not None:
+            self.renderer.close()
+            self.renderer = None

@@ -1,0 +1,135 @@
+"""Arm motions built from IK, planning, timing and control: the MoveIt-like layer primitives use.
+
+``move_to_pose`` = IK (collision-free solution) -> RRTConnect -> TOPP-RA -> dense re-check ->
+track. ``move_linear`` = straight-line Cartesian IK path -> TOPP-RA (slow) -> track. Failures
+raise :class:`MotionInterrupted` with the error code the planner sees (NO_IK, PLAN_FAILED, ...).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from step_planner.execution.base import ExecCode
+from step_planner.execution.sim.control import Controller, Monitor, MotionInterrupted
+from step_planner.execution.sim.ik import IkSolver
+from step_planner.execution.sim.planning import (
+    CollisionChecker,
+    PlanningCanceled,
+    PlanningError,
+    plan_rrt_connect,
+)
+from step_planner.execution.sim.timing import TimingError, time_parameterize
+
+
+@dataclass
+class MotionStats:
+    planning_s: float = 0.0
+    plans: int = 0
+    collision_checks: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class Arm:
+    def __init__(self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0) -> None:
+        self.controller, self.ik, self.checker = controller, ik, checker
+        self.seed = seed
+        self.stats = MotionStats()
+
+    def solve_ik(
+        self, position: np.ndarray, rotation: np.ndarray, what: str, collision_free: bool = True
+    ) -> np.ndarray:
+        self.checker.sync(self.controller.data)
+        accept = self.checker.is_free if collision_free else None
+        q = self.ik.solve(position, rotation, seed_q=self.controller.q, accept=accept)
+        if q is None:
+            raise MotionInterrupted(
+                ExecCode.NO_IK,
+                f"no collision-free IK solution for {what} at {np.round(position, 3).tolist()}",
+            )
+        return q
+
+    def move_joints(
+        self,
+        q_goal: np.ndarray,
+        what: str,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        speed: float = 1.0,
+    ) -> None:
+        self.checker.sync(self.controller.data)
+        q_start = self.controller.q
+        try:
+            path, seconds = plan_rrt_connect(
+                self.checker, q_start, q_goal, seed=self.seed + self.stats.plans, cancel=cancel
+            )
+        except PlanningCanceled as exc:
+            raise MotionInterrupted(ExecCode.CANCELED, "canceled while planning (the arm had not moved)") from exc
+        except PlanningError as exc:
+            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"planning to {what} failed: {exc}") from exc
+        finally:
+            self.stats.plans += 1
+        self.stats.planning_s += seconds
+        try:
+            traj = time_parameterize(path, self.controller.model.opt.timestep, speed=speed)
+        except TimingError as exc:
+            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timing the path to {what} failed: {exc}") from exc
+        bad = self.checker.first_collision(traj.q[::5], step=0.01)
+        if bad is not None:  # the spline cut a corner: retry with the straight polyline, slower
+            traj = time_parameterize(path, self.controller.model.opt.timestep, speed=speed * 0.5, densify_step=0.005)
+            if self.checker.first_collision(traj.q[::5], step=0.01) is not None:
+                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timed trajectory to {what} collides")
+        self.stats.collision_checks = self.checker.checks
+        self.controller.follow(traj, cancel, monitor)
+
+    def move_to_pose(
+        self,
+        position: np.ndarray,
+        rotation: np.ndarray,
+        what: str,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+    ) -> None:
+        q_goal = self.solve_ik(position, rotation, what)
+        self.move_joints(q_goal, what, cancel, monitor)
+
+    def plan_linear(self, q_start: np.ndarray, position: np.ndarray, what: str) -> list[np.ndarray]:
+        """Joint waypoints for a straight-line Cartesian move, checked for collisions.
+
+        Finger and held-object contacts are allowed (bringing them close is the point); any other
+        robot contact within the safety margin rejects the path.
+        """
+        path = self.ik.cartesian_path(q_start, np.asarray(position, dtype=float))
+        if path is None:
+            raise MotionInterrupted(ExecCode.NO_IK, f"no straight-line IK path for {what}")
+        self.checker.sync(self.controller.data)
+        for q in path[1:]:
+            if hits := self.checker.contacts(q, allow_fingers=True):
+                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}")
+        return path
+
+    def run_path(
+        self,
+        path: list[np.ndarray],
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        speed: float = 0.25,
+    ) -> None:
+        traj = time_parameterize(np.array(path), self.controller.model.opt.timestep, speed=speed, densify_step=0.02)
+        self.controller.follow(traj, cancel, monitor)
+
+    def move_linear(
+        self,
+        position: np.ndarray,
+        what: str,
+        cancel: threading.Event | None = None,
+        monitor: Monitor | None = None,
+        speed: float = 0.25,
+    ) -> None:
+        """Straight-line Cartesian move of the grasp frame (approach, retreat, pull, push)."""
+        self.run_path(self.plan_linear(self.controller.q, position, what), cancel, monitor, speed)
+
+    def grasp_position(self) -> np.ndarray:
+        return self.controller.data.xpos[self.controller.index.grasp_body].copy()

@@ -1,0 +1,207 @@
+"""Collision-free joint-space planning: OMPL RRTConnect with MuJoCo collision checks.
+
+The checker works on a scratch copy of the live physics state: it moves the arm (and a held
+object, rigidly attached to the grasp frame) and asks MuJoCo for contacts closer than a small
+safety margin. Measured pitfall: OMPL's default motion-check resolution (~0.065 rad) steps
+through a 2 cm wall, so the resolution is 0.2 % of the space extent and every timed trajectory
+is re-checked densely before it runs (:meth:`CollisionChecker.first_collision`).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from step_planner.execution.sim.model import PandaIndex
+
+SAFETY_MARGIN = 0.006
+RESOLUTION = 0.002
+
+
+@dataclass
+class Attachment:
+    """A held object, fixed in the grasp frame for collision checking."""
+
+    body_id: int
+    qpos_adr: int
+    rel_pos: np.ndarray
+    rel_quat: np.ndarray
+
+
+class CollisionChecker:
+    def __init__(self, model: mujoco.MjModel, index: PandaIndex, margin: float = SAFETY_MARGIN) -> None:
+        self.model = copy.deepcopy(model)
+        self.index = index
+        self.data = mujoco.MjData(self.model)
+        self.robot_geoms = np.isin(self.model.geom_bodyid, list(index.arm_bodies))
+        self.finger_geoms = np.isin(self.model.geom_bodyid, list(index.finger_bodies))
+        self.model.geom_margin[self.robot_geoms] = margin
+        self.model.geom_gap[self.robot_geoms] = margin
+        self.attachment: Attachment | None = None
+        self.attached_geoms = np.zeros(self.model.ngeom, dtype=bool)
+        self.ignored_geoms = np.zeros(self.model.ngeom, dtype=bool)
+        self.margin = margin
+        self.checks = 0
+
+    def sync(self, live: mujoco.MjData) -> None:
+        """Take the current positions of everything (objects, drawers, fingers) from the physics."""
+        self.data.qpos[:] = live.qpos
+        self.data.qvel[:] = 0.0
+
+    def attach(self, attachment: Attachment | None) -> None:
+        self.attachment = attachment
+        self.model.geom_margin[self.attached_geoms] = 0.0
+        self.model.geom_gap[self.attached_geoms] = 0.0
+        self.attached_geoms[:] = False
+        if attachment is not None:
+            self.attached_geoms = self.model.geom_bodyid == attachment.body_id
+            self.model.geom_margin[self.attached_geoms] = self.margin
+            self.model.geom_gap[self.attached_geoms] = self.margin
+
+    def ignore(self, geom_ids) -> None:
+        """Geoms allowed to touch the robot (e.g. a handle during a Cartesian move)."""
+        self.ignored_geoms[:] = False
+        for g in geom_ids:
+            self.ignored_geoms[g] = True
+
+    def _place_attached(self) -> None:
+        a = self.attachment
+        pos = self.data.xpos[self.index.grasp_body]
+        quat = self.data.xquat[self.index.grasp_body]
+        obj_pos = pos + self.data.xmat[self.index.grasp_body].reshape(3, 3) @ a.rel_pos
+        obj_quat = np.zeros(4)
+        mujoco.mju_mulQuat(obj_quat, quat, a.rel_quat)
+        self.data.qpos[a.qpos_adr : a.qpos_adr + 3] = obj_pos
+        self.data.qpos[a.qpos_adr + 3 : a.qpos_adr + 7] = obj_quat
+
+    def contacts(self, q: np.ndarray, allow_fingers: bool = False) -> list[tuple[str, str, float]]:
+        """Robot contacts (names and distance) closer than the margin at arm configuration ``q``.
+
+        ``allow_fingers`` ignores contacts of the fingers and the held object: used for Cartesian
+        approaches whose purpose is to bring exactly those close to something.
+        """
+        self.checks += 1
+        self.data.qpos[self.index.arm_qpos] = q
+        mujoco.mj_kinematics(self.model, self.data)
+        if self.attachment is not None:
+            self._place_attached()
+            mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_collision(self.model, self.data)
+        hits = []
+        for c in self.data.contact[: self.data.ncon]:
+            g1, g2 = c.geom1, c.geom2
+            mine1 = self.robot_geoms[g1] or self.attached_geoms[g1]
+            mine2 = self.robot_geoms[g2] or self.attached_geoms[g2]
+            if not (mine1 or mine2) or self.ignored_geoms[g1] or self.ignored_geoms[g2]:
+                continue
+            if (self.finger_geoms[g1] and self.attached_geoms[g2]) or (
+                self.finger_geoms[g2] and self.attached_geoms[g1]
+            ):
+                continue
+            if self.attached_geoms[g1] and self.attached_geoms[g2]:
+                continue
+            if allow_fingers and any(self.finger_geoms[g] or self.attached_geoms[g] for g in (g1, g2)):
+                continue
+            if c.dist < self.margin:
+                hits.append(
+                    (
+                        self.model.geom(g1).name or self.model.body(self.model.geom_bodyid[g1]).name,
+                        self.model.geom(g2).name or self.model.body(self.model.geom_bodyid[g2]).name,
+                        float(c.dist),
+                    )
+                )
+        return hits
+
+    def is_free(self, q: np.ndarray) -> bool:
+        return not self.contacts(q)
+
+    def first_collision(self, qs: np.ndarray, step: float = 0.01) -> int | None:
+        """Index of the first colliding configuration along a densely re-sampled joint path."""
+        for i in range(len(qs)):
+            if i > 0:
+                gap = np.max(np.abs(qs[i] - qs[i - 1]))
+                n = int(np.ceil(gap / step))
+                for s in np.linspace(0, 1, n + 1)[1:-1]:
+                    if not self.is_free(qs[i - 1] + s * (qs[i] - qs[i - 1])):
+                        return i
+            if not self.is_free(qs[i]):
+                return i
+        return None
+
+
+class PlanningError(Exception):
+    """No collision-free path was found (start/goal in collision, or planner timeout)."""
+
+
+class PlanningCanceled(Exception):
+    """The cancel event was set while the planner ran."""
+
+
+_OMPL_READY = False
+
+
+def _init_ompl(seed: int) -> None:
+    """OMPL's RNG can be seeded once per process, before its first use."""
+    global _OMPL_READY
+    if not _OMPL_READY:
+        from ompl import util as ou
+
+        ou.setLogLevel(ou.LogLevel.LOG_WARN)
+        ou.RNG.setSeed(int(seed) + 1)
+        _OMPL_READY = True
+
+
+def plan_rrt_connect(
+    checker: CollisionChecker,
+    q_start: np.ndarray,
+    q_goal: np.ndarray,
+    timeout: float = 3.0,
+    seed: int = 0,
+    cancel=None,
+) -> tuple[np.ndarray, float]:
+    """A simplified collision-free joint path (waypoints) and the planning time in seconds.
+
+    ``cancel`` (a threading.Event) also stops the planner; that raises :class:`PlanningCanceled`.
+    """
+    from ompl import base as ob
+    from ompl import geometric as og
+
+    _init_ompl(seed)
+    t0 = time.perf_counter()
+    if hits := checker.contacts(q_start):
+        raise PlanningError(f"start configuration in collision: {hits[:3]}")
+    if hits := checker.contacts(q_goal):
+        raise PlanningError(f"goal configuration in collision: {hits[:3]}")
+    idx = checker.index
+    space = ob.RealVectorStateSpace(7)
+    bounds = ob.RealVectorBounds(7)
+    for i in range(7):
+        bounds.setLow(i, float(idx.lower[i]))
+        bounds.setHigh(i, float(idx.upper[i]))
+    space.setBounds(bounds)
+    setup = og.SimpleSetup(space)
+    setup.setStateValidityChecker(lambda s: checker.is_free(np.array([s[i] for i in range(7)])))
+    info = setup.getSpaceInformation()
+    info.setStateValidityCheckingResolution(RESOLUTION)
+    start, goal = space.allocState(), space.allocState()
+    for i in range(7):
+        start[i], goal[i] = float(q_start[i]), float(q_goal[i])
+    setup.setStartAndGoalStates(start, goal)
+    setup.setPlanner(og.RRTConnect(info))
+    deadline = time.perf_counter() + timeout
+    stop = ob.PlannerTerminationCondition(
+        lambda: time.perf_counter() > deadline or (cancel is not None and cancel.is_set())
+    )
+    status = setup.solve(stop)
+    if cancel is not None and cancel.is_set():
+        raise PlanningCanceled("canceled while planning")
+    if not (bool(status) and setup.haveExactSolutionPath()):
+        raise PlanningError(f"RRTConnect found no path in {timeout:.1f} s ({status})")
+    setup.simplifySolution(0.5)
+    path = setup.getSolutionPath()
+    qs = np.array([[path.getState(k)[i] for i in range(7)] for k in range(path.getStateCount())])
+    return qs, time.perf_counter() - t0
