@@ -169,13 +169,26 @@ def main_bench(argv: list[str] | None = None) -> int:
     if args.seeds < 1:
         print("step-planner bench: --seeds must be at least 1", file=sys.stderr)
         return 2
-    try:  # fail before the sweep, with the backend's own reason, when it cannot run here
-        probe = make_executor(args.backend, library, tasks[0].fresh_world())
-        if hasattr(probe, "close"):
-            probe.close()
-    except BackendUnavailable as exc:
-        print(f"step-planner bench: backend {args.backend!r} unavailable: {exc}", file=sys.stderr)
-        return 2
+    usable: dict[str, str | None] = {}  # scene -> why the backend cannot build it (None: it can)
+    for task in tasks:  # fail before the sweep, with the backend's own reason, when it cannot run
+        if task.scene in usable:
+            continue
+        try:
+            probe = make_executor(args.backend, library, task.fresh_world())
+            if callable(close := getattr(probe, "close", None)):
+                close()
+            usable[task.scene] = None
+        except BackendUnavailable as exc:
+            print(f"step-planner bench: backend {args.backend!r} unavailable: {exc}", file=sys.stderr)
+            return 2
+        except Exception as exc:  # e.g. a scene without the geometry a simulator needs
+            usable[task.scene] = f"{type(exc).__name__}: {exc}"
+    if skipped := {s: why for s, why in usable.items() if why}:
+        for scene, why in skipped.items():
+            print(f"step-planner bench: skipping tasks in {scene} on {args.backend}: {why}", file=sys.stderr)
+        tasks = [t for t in tasks if t.scene not in skipped]
+        if not tasks:
+            return 2
     from tqdm import tqdm
 
     out = Path(args.out)
