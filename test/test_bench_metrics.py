@@ -122,6 +122,8 @@ def test_bench_cli_rejects_bad_arguments(capsys):
     assert main_bench(["--base-url", "http://127.0.0.1:9/v1", "--noise", "0.1", "--quiet"]) == 2
     assert main_bench(["--check", "--tasks", "short_simple"]) == 0
     assert "tasks valid" in capsys.readouterr().out
+    assert main_bench(["--backend", "moveit", "--tasks", "ss01_red_block_tray", "--quiet"]) == 2  # no MoveIt here
+    assert "backend 'moveit' unavailable" in capsys.readouterr().err
 
 
 def test_bench_cli_against_an_endpoint(tmp_path, library):

@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
     p.add_argument("--tasks", help="only these task ids or categories (comma-separated)")
-    p.add_argument("--backend", default="symbolic", choices=["symbolic", "sim"], help="executor backend")
+    p.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"], help="executor backend")
     p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--base-url", help="a real OpenAI-compatible endpoint instead of the scripted expert")
     p.add_argument("--model", help="model name at --base-url")
