@@ -11,6 +11,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable
 
 import rclpy
@@ -90,10 +91,12 @@ class RosHarness:
         rclpy.init(context=self.context)
         values = {"llm.base_url": self.server.base_url, "llm.model": "loopback", "llm.max_retries": 0,
                   "llm.timeout_s": 10.0, "heartbeat_period_s": 0.2, **overrides}
-        self.node = StepPlannerNode(context=self.context,
+        # A unique node name per harness: no cross-talk with earlier tests' nodes or other runs on the host.
+        self.name = f"/step_planner_{uuid.uuid4().hex[:8]}"
+        self.node = StepPlannerNode(self.name[1:], context=self.context,
                                     parameter_overrides=[Parameter(k, value=v) for k, v in values.items()])
         self.client_node = rclpy.create_node("step_planner_test_client", context=self.context)
-        self.client = ActionClient(self.client_node, ExecuteTask, "/step_planner/execute_task")
+        self.client = ActionClient(self.client_node, ExecuteTask, f"{self.name}/execute_task")
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
         self.executor.add_node(self.client_node)

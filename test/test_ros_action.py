@@ -61,7 +61,7 @@ def test_late_subscriber_gets_the_final_tree(ros):
     result = wait_for(ros.send(TASK).get_result_async()).result
     assert result.success
     received: list[SubgoalTree] = []
-    ros.client_node.create_subscription(SubgoalTree, "/step_planner/tree", received.append, latched())
+    ros.client_node.create_subscription(SubgoalTree, f"{ros.name}/tree", received.append, latched())
     wait_until(lambda: received)
     assert received[0].revision == result.final_tree.revision
     assert [n.status for n in received[0].nodes] == [n.status for n in result.final_tree.nodes]

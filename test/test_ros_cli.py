@@ -24,12 +24,12 @@ def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 def test_send_shows_the_tree_and_the_result_then_watch_sees_the_final_tree():
     ros = RosHarness(ScriptedPlans(PLANS))
     try:
-        sent = _cli("send", TASK, "--wait", "20")
+        sent = _cli("send", TASK, "--node", ros.name, "--wait", "20")
         assert sent.returncode == 0, sent.stderr
         assert "outcome: SUCCESS" in sent.stdout
         assert "-- tree rev" in sent.stdout and "[+] put the tape in the drawer" in sent.stdout
         assert "close_drawer(drawer=drawer) -> SUCCESS" in sent.stdout
-        watched = _cli("watch", "--once", "--timeout", "20")
+        watched = _cli("watch", "--node", ros.name, "--once", "--timeout", "20")
         assert watched.returncode == 0, watched.stderr
         assert f"[+] {TASK}" in watched.stdout and "pick(tape)" in watched.stdout
     finally:

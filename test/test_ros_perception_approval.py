@@ -20,7 +20,7 @@ def test_an_object_reported_mid_goal_appears_after_the_next_primitive():
     handler = ScriptedPlans({STAPLER: ["open_drawer(drawer)", "pick(stapler)", "place(stapler, tray)"]})
     ros = RosHarness(handler)
     try:
-        pub = ros.client_node.create_publisher(ObjectPoses, "/step_planner/object_poses", 10)
+        pub = ros.client_node.create_publisher(ObjectPoses, f"{ros.name}/object_poses", 10)
         wait_until(lambda: pub.get_subscription_count() > 0)
         handler.hold()
         handle = ros.send(STAPLER)
@@ -63,14 +63,14 @@ def test_approval_mode_runs_only_approved_primitives():
     handler = ScriptedPlans(PLANS)
     ros = RosHarness(handler, approval_mode=True)
     try:
-        approve = ros.client_node.create_client(ApproveStep, "/step_planner/approve_step")
+        approve = ros.client_node.create_client(ApproveStep, f"{ros.name}/approve_step")
         assert approve.wait_for_service(timeout_sec=15)
         idle = wait_for(approve.call_async(ApproveStep.Request(approve=True)))
         assert not idle.accepted and "no primitive is waiting" in idle.message
         pending = []
         from std_msgs.msg import String
 
-        ros.client_node.create_subscription(String, "/step_planner/pending_step", lambda m: pending.append(m.data),
+        ros.client_node.create_subscription(String, f"{ros.name}/pending_step", lambda m: pending.append(m.data),
                                             latched())
         handle = ros.send(TASK)
         answers = []

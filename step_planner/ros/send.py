@@ -66,7 +66,9 @@ def main_send(argv: list[str] | None = None) -> int:
         node.create_subscription(SubgoalTree, f"{args.node}/tree", show_tree, latched())
         goal = ExecuteTask.Goal(instruction=args.instruction, scene=args.scene, dry_run=args.dry_run)
         send_future = client.send_goal_async(goal, feedback_callback=show_feedback)
-        _spin_until(node, send_future)
+        if not _spin_until(node, send_future, timeout=args.wait):
+            print(f"step-planner send: {args.node} did not answer the goal within {args.wait:g} s", file=sys.stderr)
+            return 2
         handle = send_future.result()
         if not handle.accepted:
             print("step-planner send: the goal was rejected", file=sys.stderr)
