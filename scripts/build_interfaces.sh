@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build step_planner_interfaces (ament_cmake, rosidl) and install it INTO a Python venv that holds
+# the ROS 2 Jazzy wheels from PyPI, so nothing needs sourcing at run time.
+#
+#   scripts/build_interfaces.sh VENV [BUILD_DIR]
+#
+# Why the steps below (see shared notes "ROS 2 on PyPI"):
+# - the wheels' exported CMake files carry the wheel build machine's /opt/python/... include paths,
+#   so CMake stops with "includes non-existent path" until they point at this interpreter's
+#   include dir and numpy's;
+# - rosidl finds its typesupports through the ament index, so AMENT_PREFIX_PATH must be the venv;
+# - -DPython3_EXECUTABLE makes the generated Python bindings match the venv's interpreter.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$here")"
+venv="$(cd "${1:?usage: build_interfaces.sh VENV [BUILD_DIR]}" && pwd)"
+build="${2:-$repo/build/step_planner_interfaces}"
+py="$venv/bin/python"
+start=$(date +%s)
+
+[ -x "$py" ] || { echo "build_interfaces: no python at $py" >&2; exit 2; }
+command -v cmake >/dev/null || { echo "build_interfaces: cmake is not installed (apt-get install cmake)" >&2; exit 2; }
+
+mkdir -p "$build"
+"$py" "$here/fix_ros_cmake_paths.py" "$venv"
+
+export AMENT_PREFIX_PATH="$venv"
+export PATH="$venv/bin:$PATH"
+# Two cores on the dev machines and CI; the generators are memory-light.
+jobs="${BUILD_JOBS:-2}"
+
+cmake -S "$repo/step_planner_interfaces" -B "$build" \
+  -DCMAKE_INSTALL_PREFIX="$venv" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DPython3_EXECUTABLE="$py" \
+  -DBUILD_TESTING=OFF \
+  -Wno-dev >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
+cmake --build "$build" -j "$jobs" >"$build.build.log" 2>&1 || { tail -60 "$build.build.log" >&2; exit 1; }
+cmake --install "$build" >"$build.install.log" 2>&1 || { tail -30 "$build.install.log" >&2; exit 1; }
+
+# Prove the install is importable before anyone relies on it.
+AMENT_PREFIX_PATH="$venv" "$py" -c \
+  "from step_planner_interfaces.action import ExecuteTask; from step_planner_interfaces.msg import SubgoalTree"
+echo "build_interfaces: step_planner_interfaces installed into $venv in $(( $(date +%s) - start )) s"

@@ -1,0 +1,311 @@
+"""The step_planner ROS 2 node: an ExecuteTask action server around ``run_goal``.
+
+All planning goes through :func:`step_planner.planner.runner.run_goal`, exactly as for the CLI; this
+module only translates goals, cancels, tree events and results to and from ROS.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from step_planner.cli import config_dir
+from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.safety import SafetyEnvelope
+from step_planner.domain.scene import SceneError, load_scene
+from step_planner.domain.world import WorldState
+from step_planner.execution.factory import BackendUnavailable, make_executor
+from step_planner.planner.result import GoalError, GoalResult
+from step_planner.planner.runner import run_goal, safety_gate, validate_instruction
+from step_planner.ros import parameters as params
+from step_planner.ros.approval import ApprovalGate
+from step_planner.ros.conversions import error_result, result_msg, tree_to_msg
+from step_planner.ros.goal_policy import GoalArbiter, Ticket
+from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer
+from step_planner.ros.progress import GoalProgress
+from step_planner.ros.qos import latched, perception
+from step_planner_interfaces.action import ExecuteTask
+from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
+from step_planner_interfaces.srv import ApproveStep
+
+
+class StepPlannerNode(Node):
+    """Plans and executes natural-language goals with a STEP subgoal tree.
+
+    Parameters (see ``config/step_planner.yaml`` and ``ros2 param describe``):
+        backend (str, read-only): symbolic | sim | moveit
+        scene (str): scene for symbolic/sim goals that name none
+        goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
+        heartbeat_period_s (float, read-only); approval_mode (bool); approval_timeout_s (float)
+        llm.* (model, base_url, api_key_env [read-only], timeout_s, max_retries, temperature, max_tokens,
+        structured) and planner.* (budgets, features): read at the start of each goal
+
+    Actions:
+        ~/execute_task (step_planner_interfaces/ExecuteTask): cancel accepted; feedback on every tree change
+
+    Publishers:
+        ~/tree (step_planner_interfaces/SubgoalTree, latched): on every change and every heartbeat
+        ~/tree_json (std_msgs/String, latched): the same snapshot as JSON (schema step_planner/tree/v1)
+        ~/pending_step (std_msgs/String, latched): the primitive waiting for approval ("" when none)
+
+    Subscribers:
+        ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives
+
+    Services:
+        ~/approve_step (step_planner_interfaces/ApproveStep): approve or refuse the waiting primitive
+    """
+
+    def __init__(self, node_name: str = "step_planner", **kwargs: Any) -> None:
+        super().__init__(node_name, **kwargs)
+        params.declare_all(self)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        values = params.read_all(self)
+        cfg = config_dir()
+        self.library = PrimitiveLibrary.load(values["primitives_file"] or cfg / "primitives.yaml")
+        self.envelope = SafetyEnvelope.load(values["safety_file"] or cfg / "safety.yaml")
+        self.backend = values["backend"]
+        self.arbiter = GoalArbiter(values["goal_policy"], values["max_queue"])
+        self.perception = PerceptionBuffer()
+        self._tickets: dict[bytes, Ticket] = {}
+        self._persistent_executor: Any = None  # the moveit backend keeps its connection across goals
+        self._last_tree: SubgoalTree | None = None
+
+        goals = ReentrantCallbackGroup()  # goals run concurrently only to wait, preempt or be refused
+        self._io = MutuallyExclusiveCallbackGroup()
+        self._tree_pub = self.create_publisher(SubgoalTree, "~/tree", latched())
+        self._json_pub = self.create_publisher(String, "~/tree_json", latched())
+        self._pending_pub = self.create_publisher(String, "~/pending_step", latched())
+        self.approval = ApprovalGate(lambda: float(self.get_parameter("approval_timeout_s").value),
+                                     on_pending=lambda text: self._pending_pub.publish(String(data=text)))
+        self._action = ActionServer(
+            self, ExecuteTask, "~/execute_task", execute_callback=self._execute, goal_callback=self._on_goal,
+            cancel_callback=self._on_cancel, callback_group=goals,
+        )
+        self.create_subscription(ObjectPoses, "~/object_poses", self._on_object_poses, perception(),
+                                 callback_group=self._io)
+        self.create_service(ApproveStep, "~/approve_step", self._on_approve, callback_group=goals)
+        self.create_timer(values["heartbeat_period_s"], self._heartbeat, callback_group=self._io)
+        self.get_logger().info(
+            f"ready: backend={self.backend} goal_policy={values['goal_policy']} "
+            f"llm={values['llm.model']}@{values['llm.base_url'] or 'api.openai.com'}"
+        )
+
+    # ---- parameters --------------------------------------------------------------------------
+    def _on_set_parameters(self, changes) -> SetParametersResult:
+        problems = params.check({p.name: p.value for p in changes})
+        return SetParametersResult(successful=not problems, reason="; ".join(problems))
+
+    # ---- action ------------------------------------------------------------------------------
+    def _on_goal(self, request: ExecuteTask.Goal) -> GoalResponse:
+        # Accept everything: a refused goal ends at once with INVALID_GOAL or BUSY and a reason in the
+        # result, which a plain rejection could not carry.
+        return GoalResponse.ACCEPT
+
+    def _on_cancel(self, goal_handle) -> CancelResponse:
+        ticket = self._tickets.get(bytes(goal_handle.goal_id.uuid))
+        if ticket is not None:
+            ticket.cancel.set()
+        return CancelResponse.ACCEPT
+
+    def _execute(self, goal_handle) -> ExecuteTask.Result:
+        key = bytes(goal_handle.goal_id.uuid)
+        goal_id = uuid.UUID(bytes=key).hex[:8]
+        goal = goal_handle.request
+        ticket = Ticket(goal_id)
+        self._tickets[key] = ticket
+        try:
+            world, problem = self._check_goal(goal)
+            if problem:
+                self.get_logger().warning(f"goal {goal_id} refused: {problem}")
+                goal_handle.abort()
+                return error_result(GoalError.INVALID_GOAL, problem)
+            admission = self.arbiter.admit(ticket)
+            if not admission.admitted:
+                self.get_logger().warning(f"goal {goal_id} refused: {admission.reason}")
+                goal_handle.abort()
+                return error_result(GoalError.BUSY, admission.reason)
+            try:
+                if not self.arbiter.wait_turn(ticket):
+                    return self._end(goal_handle, GoalResult(False, GoalError.CANCELED, ticket.cancel_reason))
+                self.get_logger().info(f"goal {goal_id}: {goal.instruction!r}")
+                result = self._run(goal, goal_id, world, ticket, goal_handle)
+            finally:
+                self.arbiter.finish(ticket)
+            if result.error is GoalError.CANCELED:
+                result.message = f"{ticket.cancel_reason}: {result.message}"
+            return self._end(goal_handle, result)
+        finally:
+            self._tickets.pop(key, None)
+
+    def _end(self, goal_handle, result: GoalResult) -> ExecuteTask.Result:
+        msg = result_msg(result, stamp=self.get_clock().now().to_msg())
+        if result.success:
+            goal_handle.succeed()
+        elif result.error is GoalError.CANCELED and goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        else:
+            goal_handle.abort()
+        text = f"goal ended: {result.error.value}: {result.message} ({len(result.executed)} primitives)"
+        if result.success:  # rclpy loggers cache one severity per call site: two calls, not one variable
+            self.get_logger().info(text)
+        else:
+            self.get_logger().warning(text)
+        return msg
+
+    def _check_goal(self, goal: ExecuteTask.Goal) -> tuple[WorldState | None, str | None]:
+        """The world the goal starts from (None: the backend's own), or why the goal is invalid."""
+        if problem := validate_instruction(goal.instruction):
+            return None, problem
+        if self.backend == "moveit" and goal.scene and not goal.dry_run:
+            return None, "the moveit backend plans in the robot's own world: give a scene only with dry_run"
+        scene = goal.scene or (None if self.backend == "moveit" else self.get_parameter("scene").value)
+        if scene is None:
+            return None, None
+        path = resolve_scene(scene)
+        if path is None:
+            return None, f"no scene {scene!r} (neither a file nor a name in {config_dir() / 'scenes'})"
+        try:
+            return load_scene(path), None
+        except SceneError as exc:
+            return None, f"scene {scene!r}: {exc}"
+
+    def _run(self, goal, goal_id: str, world: WorldState | None, ticket: Ticket, goal_handle) -> GoalResult:
+        from step_planner.llm.client import LLMClient
+        from step_planner.llm.config import LLMConfig, LLMConfigError
+        from step_planner.planner.config import ConfigError
+
+        values = params.read_all(self)
+        try:
+            config = params.planner_config(values)
+            llm = LLMClient(LLMConfig.from_dict(params.llm_settings(values)))
+        except (ConfigError, LLMConfigError) as exc:
+            return GoalResult(False, GoalError.INVALID_GOAL, f"node configuration: {exc}")
+        try:
+            executor = self._executor(goal, world)
+        except BackendUnavailable as exc:
+            llm.close()
+            return GoalResult(False, GoalError.EXECUTION_FAILED, str(exc))
+        first = len(llm.usage.records)
+        progress = GoalProgress(self._publish_tree, goal_handle.publish_feedback,
+                                llm_calls=lambda: len(llm.usage.records) - first)
+        gates = [safety_gate(self.envelope, self.library, executor)]
+        if values["approval_mode"] and not goal.dry_run:
+            gates.append(lambda call: self.approval.check(call, ticket.cancel))
+        try:
+            return run_goal(goal.instruction, library=self.library, executor=executor, llm=llm, config=config,
+                            listeners=[progress], cancel=ticket.cancel, goal_id=goal_id,
+                            on_step=progress.on_step, gate=chain(gates))
+        finally:
+            llm.close()
+            if executor.inner is not self._persistent_executor and hasattr(executor.inner, "close"):
+                executor.inner.close()
+
+    def _executor(self, goal, world: WorldState | None) -> PerceivedExecutor:
+        log = self.get_logger()
+        refused = lambda note: log.warning(f"perception report ignored: {note}")  # noqa: E731
+        if goal.dry_run:
+            from step_planner.execution.symbolic import SymbolicExecutor
+
+            base = world or self._persistent().observe()
+            return PerceivedExecutor(SymbolicExecutor(self.library, base), self.perception, on_refused=refused)
+        if self.backend == "moveit":
+            return PerceivedExecutor(self._persistent(), self.perception, on_refused=refused)
+        inner = make_executor(self.backend, self.library, world)
+        return PerceivedExecutor(inner, self.perception, sync=self.backend == "symbolic", on_refused=refused)
+
+    def _persistent(self):
+        if self._persistent_executor is None:
+            if self.backend != "moveit":
+                path = resolve_scene(self.get_parameter("scene").value)
+                return make_executor("symbolic", self.library, load_scene(path) if path else WorldState())
+            scene = resolve_scene(self.get_parameter("scene").value)
+            world = load_scene(scene) if scene else WorldState()
+            self._persistent_executor = make_executor("moveit", self.library, world)
+        return self._persistent_executor
+
+    # ---- topics and services -------------------------------------------------------------------
+    def _publish_tree(self, snapshot: dict[str, Any]) -> None:
+        msg = tree_to_msg(snapshot, changed=True, stamp=self.get_clock().now().to_msg())
+        self._last_tree = msg
+        self._tree_pub.publish(msg)
+        self._json_pub.publish(String(data=json.dumps(snapshot, default=str)))
+
+    def _heartbeat(self) -> None:
+        last = self._last_tree
+        if last is None:
+            return
+        beat = SubgoalTree(stamp=self.get_clock().now().to_msg(), goal_id=last.goal_id, instruction=last.instruction,
+                           revision=last.revision, changed=False, root_id=last.root_id, active_id=last.active_id,
+                           nodes=last.nodes)
+        self._tree_pub.publish(beat)
+
+    def _on_object_poses(self, msg: ObjectPoses) -> None:
+        reports = []
+        for o in msg.objects:
+            p, q = o.pose.pose.position, o.pose.pose.orientation
+            reports.append(ObjectReport(name=o.name, category=o.class_name, container=o.container,
+                                        position=(p.x, p.y, p.z), orientation=(q.x, q.y, q.z, q.w),
+                                        frame=o.pose.header.frame_id))
+        self.perception.put(reports)
+
+    def _on_approve(self, request: ApproveStep.Request, response: ApproveStep.Response) -> ApproveStep.Response:
+        accepted, primitive = self.approval.answer(request.approve, request.reason)
+        response.accepted, response.primitive = accepted, primitive
+        if not accepted:
+            response.message = "no primitive is waiting for approval"
+        else:
+            response.message = f"{'approved' if request.approve else 'refused'} {primitive}"
+        return response
+
+
+def chain(gates):
+    """One gate from several: the first refusal wins."""
+
+    def gate(call):
+        for g in gates:
+            if (outcome := g(call)) is not None:
+                return outcome
+        return None
+
+    return gate
+
+
+def resolve_scene(value: str) -> Path | None:
+    path = Path(value)
+    if path.is_file():
+        return path
+    candidate = config_dir() / "scenes" / (value if value.endswith(".yaml") else f"{value}.yaml")
+    return candidate if candidate.is_file() and "/" not in value else None
+
+
+def main_node(argv: list[str] | None = None) -> int:
+    """``step-planner node [--ros-args ...]`` and ``ros2 run step_planner step_planner_node``."""
+    rclpy.init(args=["step_planner_node", *(sys.argv[1:] if argv is None else argv)])
+    node = None
+    try:
+        node = StepPlannerNode()
+        executor = MultiThreadedExecutor(num_threads=4)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def main() -> None:
+    sys.exit(main_node())

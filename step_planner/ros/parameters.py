@@ -1,0 +1,160 @@
+"""The node's parameters: one table of specs, declared with descriptors, read into plain settings.
+
+Defaults live here and in ``config/step_planner.yaml`` (a test keeps the two equal). LLM and planner
+settings are read when a goal starts, so a ``ros2 param set`` applies to the next goal; the backend and
+file paths are read-only (changing them means a different robot setup: restart the node). The API key is
+never a parameter: ``llm.api_key_env`` names the environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from step_planner.llm.config import STRUCTURED_MODES
+from step_planner.planner.config import KNOWN_FEATURES, PlannerConfig
+from step_planner.ros.goal_policy import POLICIES
+
+BACKENDS = ("symbolic", "sim", "moveit")
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    read_only: bool = False
+    item_choices: frozenset[str] = field(default_factory=frozenset)  # for string arrays
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not acceptable (ranges are also enforced by rclpy through the descriptor)."""
+        if self.choices and value not in self.choices:
+            return f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}"
+        if self.item_choices and (bad := sorted(set(value) - self.item_choices)):
+            return f"{self.name}: unknown {bad}; known: {sorted(self.item_choices)}"
+        if self.low is not None and not (self.low <= value <= self.high):
+            return f"{self.name} must be in [{self.low}, {self.high}], got {value!r}"
+        return None
+
+
+PARAMETERS: tuple[ParamSpec, ...] = (
+    ParamSpec("backend", "symbolic", "Executor backend: symbolic (no motion), sim (MuJoCo Panda) or moveit "
+              "(a real or Gazebo Franka through MoveIt 2).", choices=BACKENDS, read_only=True),
+    ParamSpec("scene", "drawer_desk", "Scene (name in config/scenes or a path) the symbolic and sim backends "
+              "start each goal from when the goal names none."),
+    ParamSpec("primitives_file", "", "Primitive library YAML; empty = the package's config/primitives.yaml.",
+              read_only=True),
+    ParamSpec("safety_file", "", "Safety envelope YAML; empty = the package's config/safety.yaml.", read_only=True),
+    ParamSpec("goal_policy", "reject", "A goal arriving while another runs: reject (BUSY), preempt (cancel the "
+              "running goal) or queue.", choices=POLICIES, read_only=True),
+    ParamSpec("max_queue", 4, "Goals that may wait with goal_policy queue; more are answered BUSY.", 1, 32,
+              read_only=True),
+    ParamSpec("heartbeat_period_s", 1.0, "Period of re-publishing ~/tree (changed=false) for viewers.", 0.1, 60.0,
+              read_only=True),
+    ParamSpec("approval_mode", False, "Wait for ~/approve_step before every primitive; a refusal never moves "
+              "the arm."),
+    ParamSpec("approval_timeout_s", 120.0, "How long a primitive waits for approval before it is refused.",
+              1.0, 3600.0),
+    ParamSpec("llm.model", "gpt-4o-mini", "Model name at the endpoint."),
+    ParamSpec("llm.base_url", "", "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama); "
+              "empty = api.openai.com."),
+    ParamSpec("llm.api_key_env", "OPENAI_API_KEY", "Name of the environment variable holding the API key "
+              "(the key itself is never a parameter).", read_only=True),
+    ParamSpec("llm.timeout_s", 30.0, "Per-request timeout in seconds.", 1.0, 600.0),
+    ParamSpec("llm.max_retries", 3, "Transport retries after the first attempt.", 0, 10),
+    ParamSpec("llm.temperature", 0.0, "Sampling temperature.", 0.0, 2.0),
+    ParamSpec("llm.max_tokens", 800, "Upper bound of tokens in one answer.", 16, 32768),
+    ParamSpec("llm.structured", "auto", "Structured output mode: auto, json_schema or json_object.",
+              choices=STRUCTURED_MODES),
+    ParamSpec("planner.max_depth", 4, "Deepest subgoal level (the instruction is depth 0).", 1, 10),
+    ParamSpec("planner.max_children", 8, "Live children of one subgoal.", 1, 32),
+    ParamSpec("planner.max_replans_per_node", 3, "Rejected proposals for one child before its parent fails.", 1, 10),
+    ParamSpec("planner.max_llm_calls", 80, "LLM calls per goal before BUDGET_EXCEEDED.", 1, 1000),
+    ParamSpec("planner.max_primitives", 40, "Primitives per goal before BUDGET_EXCEEDED.", 1, 500),
+    ParamSpec("planner.wall_clock_s", 300.0, "Seconds per goal before BUDGET_EXCEEDED.", 1.0, 86400.0),
+    ParamSpec("planner.features", [], "Planner features: " + ", ".join(sorted(KNOWN_FEATURES)) + ".",
+              item_choices=KNOWN_FEATURES),
+)
+SPECS = {spec.name: spec for spec in PARAMETERS}
+
+
+def check(values: dict[str, Any]) -> list[str]:
+    """Problems with a set of (name, value) pairs; unknown names are left to rclpy."""
+    return [p for name, value in values.items() if name in SPECS and (p := SPECS[name].problem(value))]
+
+
+def llm_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """The ``LLMConfig.from_dict`` input from ``llm.*`` parameters (empty base_url = the default endpoint)."""
+    out = {name.split(".", 1)[1]: value for name, value in values.items() if name.startswith("llm.")}
+    out["base_url"] = out.get("base_url") or None
+    return out
+
+
+def planner_config(values: dict[str, Any]) -> PlannerConfig:
+    data = {name.split(".", 1)[1]: value for name, value in values.items() if name.startswith("planner.")}
+    data["features"] = list(data.get("features") or [])
+    return PlannerConfig.from_dict(data)
+
+
+def flatten_yaml(params_file: dict[str, Any]) -> dict[str, Any]:
+    """``{"/**": {"ros__parameters": {"llm": {"model": ..}}}}`` -> ``{"llm.model": ..}``."""
+    (section,) = params_file.values()
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, data: dict[str, Any]) -> None:
+        for key, value in data.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, dict):
+                walk(name + ".", value)
+            else:
+                flat[name] = value
+
+    walk("", section["ros__parameters"])
+    return flat
+
+
+def declare_all(node) -> None:
+    """Declare every parameter on ``node`` with a descriptor (type, description, range, read_only)."""
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+
+    for spec in PARAMETERS:
+        extra = f" One of: {', '.join(spec.choices)}." if spec.choices else ""
+        descriptor = ParameterDescriptor(description=spec.description + extra, read_only=spec.read_only)
+        if isinstance(spec.default, bool):
+            descriptor.type = ParameterType.PARAMETER_BOOL
+        elif isinstance(spec.default, int):
+            descriptor.type = ParameterType.PARAMETER_INTEGER
+            if spec.low is not None:
+                descriptor.integer_range = [IntegerRange(from_value=int(spec.low), to_value=int(spec.high), step=0)]
+        elif isinstance(spec.default, float):
+            descriptor.type = ParameterType.PARAMETER_DOUBLE
+            if spec.low is not None:
+                descriptor.floating_point_range = [
+                    FloatingPointRange(from_value=float(spec.low), to_value=float(spec.high), step=0.0)
+                ]
+        elif isinstance(spec.default, list):
+            descriptor.type = ParameterType.PARAMETER_STRING_ARRAY
+        else:
+            descriptor.type = ParameterType.PARAMETER_STRING
+        if isinstance(spec.default, list):
+            from rclpy.exceptions import ParameterUninitializedException
+            from rclpy.parameter import Parameter
+
+            node.declare_parameter(spec.name, Parameter.Type.STRING_ARRAY, descriptor)
+            try:  # a params file cannot hold an empty list: unset means the (empty) default
+                node.get_parameter(spec.name)
+            except ParameterUninitializedException:
+                node.set_parameters([Parameter(spec.name, Parameter.Type.STRING_ARRAY, list(spec.default))])
+        else:
+            node.declare_parameter(spec.name, spec.default, descriptor)
+
+
+def read_all(node) -> dict[str, Any]:
+    values = {}
+    for spec in PARAMETERS:
+        value = node.get_parameter(spec.name).value
+        values[spec.name] = list(value) if isinstance(spec.default, list) else value
+    return values

@@ -1,0 +1,47 @@
+"""One goal's progress: turns tree events and executed primitives into tree snapshots and feedback.
+
+It is the TreeListener the node hands to ``run_goal``. It runs on the planning thread and only calls
+the publish functions it was given, so it is tested with plain lists in place of publishers.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from step_planner.domain.primitives import PrimitiveCall
+from step_planner.execution.base import Outcome
+from step_planner.planner.tree import SubgoalTree, TreeEvent
+from step_planner.ros.conversions import feedback_msg
+
+
+class GoalProgress:
+    def __init__(self, publish_tree: Callable[[dict[str, Any]], None], publish_feedback: Callable[[Any], None],
+                 llm_calls: Callable[[], int] = lambda: 0) -> None:
+        self._publish_tree = publish_tree
+        self._publish_feedback = publish_feedback
+        self._llm_calls = llm_calls
+        self._started = time.monotonic()
+        self._lock = threading.Lock()
+        self.last_primitive = ""
+        self.last_outcome = ""
+        self.leaves_done = 0
+        self.feedback_sent = 0
+
+    def on_tree_event(self, event: TreeEvent, tree: SubgoalTree) -> None:
+        snapshot = tree.snapshot()
+        self._publish_tree(snapshot)
+        with self._lock:
+            fb = feedback_msg(snapshot, last_primitive=self.last_primitive, last_outcome=self.last_outcome,
+                              leaves_done=self.leaves_done, elapsed_s=time.monotonic() - self._started,
+                              llm_calls=self._llm_calls())
+            self.feedback_sent += 1
+        self._publish_feedback(fb)
+
+    def on_step(self, call: PrimitiveCall, outcome: Outcome, world: object = None) -> None:
+        with self._lock:
+            self.last_primitive = str(call)
+            self.last_outcome = outcome.code.value
+            self.leaves_done += int(outcome.success)

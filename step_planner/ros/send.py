@@ -1,0 +1,96 @@
+"""``step-planner send "instruction"``: send an ExecuteTask goal, show the tree growing, print the result.
+
+Ctrl-C cancels the goal (and waits for the node to confirm) instead of leaving the arm running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import rclpy
+from rclpy.action import ActionClient
+
+from step_planner.ros.conversions import ERROR_NAMES, msg_to_tree, render_tree
+from step_planner.ros.qos import latched
+from step_planner_interfaces.action import ExecuteTask
+from step_planner_interfaces.msg import SubgoalTree
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="step-planner send", description=__doc__)
+    parser.add_argument("instruction")
+    parser.add_argument("--scene", default="", help="scene name or path (symbolic/sim backends)")
+    parser.add_argument("--dry-run", action="store_true", help="plan on a symbolic copy; never moves the arm")
+    parser.add_argument("--node", default="/step_planner", help="the planner node's name")
+    parser.add_argument("--wait", type=float, default=10.0, help="seconds to wait for the action server")
+    parser.add_argument("--quiet", action="store_true", help="print only the result")
+    return parser
+
+
+def _spin_until(node, future, timeout: float | None = None) -> bool:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not future.done():
+        rclpy.spin_once(node, timeout_sec=0.1)
+        if deadline is not None and time.monotonic() > deadline:
+            return False
+    return True
+
+
+def main_send(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    rclpy.init(args=None)
+    node = rclpy.create_node("step_planner_send")
+    out = sys.stdout
+    try:
+        client = ActionClient(node, ExecuteTask, f"{args.node}/execute_task")
+        if not client.wait_for_server(timeout_sec=args.wait):
+            print(f"step-planner send: no action server {args.node}/execute_task", file=sys.stderr)
+            return 2
+        shown = {"revision": -1}
+
+        def show_tree(msg: SubgoalTree) -> None:
+            if args.quiet or not msg.changed or msg.revision <= shown["revision"]:
+                return
+            shown["revision"] = msg.revision
+            out.write(f"\n-- tree rev {msg.revision} --\n{render_tree(msg_to_tree(msg))}\n")
+            out.flush()
+
+        def show_feedback(fb) -> None:
+            f = fb.feedback
+            if not args.quiet and f.last_primitive:
+                out.write(f"   last: {f.last_primitive} -> {f.last_outcome}   done: {f.leaves_done}   "
+                          f"LLM calls: {f.llm_calls}   {f.elapsed_s:.1f} s\n")
+
+        node.create_subscription(SubgoalTree, f"{args.node}/tree", show_tree, latched())
+        goal = ExecuteTask.Goal(instruction=args.instruction, scene=args.scene, dry_run=args.dry_run)
+        send_future = client.send_goal_async(goal, feedback_callback=show_feedback)
+        if not _spin_until(node, send_future, timeout=args.wait):
+            print(f"step-planner send: {args.node} did not answer the goal within {args.wait:g} s", file=sys.stderr)
+            return 2
+        handle = send_future.result()
+        if not handle.accepted:
+            print("step-planner send: the goal was rejected", file=sys.stderr)
+            return 1
+        result_future = handle.get_result_async()
+        try:
+            _spin_until(node, result_future)
+        except KeyboardInterrupt:
+            out.write("\ncanceling the goal...\n")
+            cancel = handle.cancel_goal_async()
+            _spin_until(node, cancel, timeout=10.0)
+            _spin_until(node, result_future, timeout=30.0)
+        if not result_future.done():
+            print("step-planner send: no result from the node", file=sys.stderr)
+            return 1
+        result = result_future.result().result
+        out.write("\n" + render_tree(msg_to_tree(result.final_tree)) + "\n" if result.final_tree.nodes else "\n")
+        for line in result.executed_primitives:
+            out.write(f"   {line}\n")
+        status = "SUCCESS" if result.success else f"FAILED ({ERROR_NAMES.get(result.error_code, result.error_code)})"
+        out.write(f"outcome: {status}: {result.error_msg}\n")
+        return 0 if result.success else 1
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

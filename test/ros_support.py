@@ -1,0 +1,141 @@
+"""Helpers for the ROS tests: a scripted OpenAI-compatible handler and a node + client on loopback DDS.
+
+The node under test is the real StepPlannerNode in a real rclpy context (Fast DDS, discovery limited to
+localhost); its LLM is the real ``openai`` client talking HTTP to ``LoopbackServer``. Only the answers
+are scripted: each subgoal decomposes into a fixed list of children.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import rclpy
+from rclpy.action import ActionClient
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.parameter import Parameter
+
+from step_planner.llm.loopback import Fault, LoopbackServer
+from step_planner.ros.node import StepPlannerNode
+from step_planner_interfaces.action import ExecuteTask
+
+TASK = "put the tape and the screwdriver in the drawer"
+PLANS = {
+    TASK: ["open_drawer(drawer)", "put the tape in the drawer", "put the screwdriver in the drawer",
+           "close_drawer(drawer)"],
+    "put the tape in the drawer": ["pick(tape)", "place(tape, drawer)"],
+    "put the screwdriver in the drawer": ["pick(screwdriver)", "place(screwdriver, drawer)"],
+    "put the cup on the tray": ["pick(cup)", "place(cup, tray)"],
+}
+DRAWER_PRIMITIVES = [
+    "open_drawer(drawer=drawer)", "pick(object=tape)", "place(object=tape, target=drawer)",
+    "pick(object=screwdriver)", "place(object=screwdriver, target=drawer)", "close_drawer(drawer=drawer)",
+]
+WAIT_S = 15.0  # discovery across threads is quick, but the machine is shared
+
+
+def section(text: str, title: str) -> str:
+    m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    return m.group(1).strip() if m else ""
+
+
+class ScriptedPlans:
+    """A loopback handler: decompose each subgoal into ``plans[subgoal]``; natural-language subgoals are
+    compound. ``hold()`` makes the next requests wait until ``release()`` (to keep a goal busy).
+    Instructions listed in ``unavailable`` get HTTP 503 (the endpoint is down)."""
+
+    def __init__(self, plans: dict[str, list[str]], unavailable: tuple[str, ...] = ()) -> None:
+        self.plans = plans
+        self.unavailable = unavailable
+        self.prompts: list[str] = []
+        self._open = threading.Event()
+        self._open.set()
+        self.waiting = threading.Event()
+
+    def hold(self) -> None:
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
+
+    def __call__(self, request: dict):
+        user = request["messages"][-1]["content"]
+        self.prompts.append(user)
+        if not self._open.is_set():
+            self.waiting.set()
+            self._open.wait(WAIT_S)
+        if section(user, "Task") in self.unavailable:
+            return Fault("http_503")
+        if "## Subgoal to judge" in user:
+            return json.dumps({"verdict": "decompose", "reason": "needs several actions"})
+        parent = section(user, "Subgoal to decompose")
+        siblings = section(user, "Children of this subgoal so far (in order, with outcomes)")
+        lines = [] if siblings == "(none yet)" else [re.sub(r"^\d+\. ", "", s) for s in siblings.splitlines()]
+        done = [s.rsplit(" -> ", 1)[0] for s in lines if s.endswith("-> succeeded")]
+        remaining = [s for s in self.plans.get(parent, []) if s not in done]
+        if not remaining:
+            return json.dumps({"done": True})
+        return json.dumps({"done": False, "subgoal": remaining[0]})
+
+
+class RosHarness:
+    """The node (with ``overrides``) and a client node, spun by one MultiThreadedExecutor thread."""
+
+    def __init__(self, handler: Callable, **overrides) -> None:
+        self.server = LoopbackServer(handler).start()
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        values = {"llm.base_url": self.server.base_url, "llm.model": "loopback", "llm.max_retries": 0,
+                  "llm.timeout_s": 10.0, "heartbeat_period_s": 0.2, **overrides}
+        # A unique node name per harness: no cross-talk with earlier tests' nodes or other runs on the host.
+        self.name = f"/step_planner_{uuid.uuid4().hex[:8]}"
+        self.node = StepPlannerNode(self.name[1:], context=self.context,
+                                    parameter_overrides=[Parameter(k, value=v) for k, v in values.items()])
+        self.client_node = rclpy.create_node("step_planner_test_client", context=self.context)
+        self.client = ActionClient(self.client_node, ExecuteTask, f"{self.name}/execute_task")
+        self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.client_node)
+        self._spin = threading.Thread(target=self.executor.spin, daemon=True)
+        self._spin.start()
+        if not self.client.wait_for_server(timeout_sec=WAIT_S):
+            self.close()
+            raise RuntimeError("the action server did not appear")
+
+    def send(self, instruction: str, scene: str = "", dry_run: bool = False, feedback: list | None = None):
+        goal = ExecuteTask.Goal(instruction=instruction, scene=scene, dry_run=dry_run)
+        callback = (lambda msg: feedback.append(msg.feedback)) if feedback is not None else None
+        future = self.client.send_goal_async(goal, feedback_callback=callback)
+        handle = wait_for(future)
+        assert handle.accepted
+        return handle
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self._spin.join(WAIT_S)
+        self.client.destroy()
+        self.client_node.destroy_node()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self.server.close()
+
+
+def wait_for(future, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the future did not complete")
+        time.sleep(0.01)
+    return future.result()
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not reached")
+        time.sleep(0.01)
