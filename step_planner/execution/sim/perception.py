@@ -76,7 +76,7 @@ def _in_drawer(data, info: SceneInfo, drawer: str, pos: np.ndarray) -> bool:
     return bool(
         abs(local[0]) < d.inner[0] / 2 + 0.01
         and abs(local[1]) < d.inner[1] / 2 + 0.01
-        and -0.01 < local[2] < d.inner[2] + 0.06
+        and -0.01 < local[2] < d.inner[2] + 0.02
     )
 
 
