@@ -97,3 +97,18 @@ def test_held_means_between_the_fingers_and_lifted(library):
     assert run(ex, library, "pick(tape)").success
     assert seen_while_gripped_on_table == {"table"}
     assert ex.observe().objects["tape"].location == "gripper"
+
+
+def test_observe_from_another_thread_while_executing(library):
+    import threading
+
+    ex = make_executor(library, seed=5)
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault("out", run(ex, library, "pick(tape)")))
+    worker.start()
+    seen = set()
+    while worker.is_alive():
+        seen.add(ex.observe().objects["tape"].location)
+    worker.join()
+    assert result["out"].success
+    assert seen <= {"table", "gripper"} and "table" in seen

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from step_planner.domain.scene import SceneError
 from step_planner.domain.world import WorldState
 from step_planner.execution.sim.model import compile_spec, exclude_resting_self_contacts, panda_spec
 
@@ -24,7 +25,7 @@ WALL = 0.01  # drawer and cabinet wall thickness
 HANDLE_STANDOFF = 0.065  # handle bar centre to drawer front face (room for a finger behind it)
 
 
-class SceneGeometryError(ValueError):
+class SceneGeometryError(SceneError):
     """A scene's geometry cannot be built (names the entity and the field)."""
 
 
