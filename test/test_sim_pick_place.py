@@ -75,3 +75,40 @@ def test_push_and_move_to_and_home(library):
     assert ex.observe().robot_at == "tray"
     assert run(ex, library, "home()").success
     assert ex.observe().robot_at == "home"
+
+
+def test_held_means_between_the_fingers_and_lifted(library):
+    from step_planner.execution.sim import perception
+
+    ex = make_executor(library, seed=4)
+    tape = ex.info.objects["tape"]
+    seen_while_gripped_on_table = set()
+    table_geom = ex.model.geom("table_top").id
+
+    def watch(data):
+        gripped = len(perception.finger_contacts(ex.model, data, ex.index, tape.body_id)) == 2
+        on_table = any(
+            {c.geom1, c.geom2} == {table_geom, ex.model.geom("tape_geom").id} for c in data.contact[: data.ncon]
+        )
+        if gripped and on_table:  # closed on it, not lifted yet
+            seen_while_gripped_on_table.add(ex.observe().objects["tape"].location)
+
+    ex.step_hooks.append(watch)
+    assert run(ex, library, "pick(tape)").success
+    assert seen_while_gripped_on_table == {"table"}
+    assert ex.observe().objects["tape"].location == "gripper"
+
+
+def test_observe_from_another_thread_while_executing(library):
+    import threading
+
+    ex = make_executor(library, seed=5)
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault("out", run(ex, library, "pick(tape)")))
+    worker.start()
+    seen = set()
+    while worker.is_alive():
+        seen.add(ex.observe().objects["tape"].location)
+    worker.join()
+    assert result["out"].success
+    assert seen <= {"table", "gripper"} and "table" in seen

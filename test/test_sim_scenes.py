@@ -57,6 +57,15 @@ TASKS = {
         "pick(cup)",
         "place(cup, tray)",
     ),
+    "two_drawers": (
+        "open_drawer(bottom_drawer)",
+        "pick(screwdriver)",
+        "place(screwdriver, tray)",
+        "close_drawer(bottom_drawer)",
+        "open_drawer(top_drawer)",
+        "pick(tape)",
+        "place(tape, table)",
+    ),
     "office_drawers": (
         "pick(green_block)",
         "place(green_block, left_drawer)",

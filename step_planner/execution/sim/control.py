@@ -43,6 +43,7 @@ class Controller:
     ) -> None:
         self.model, self.data, self.index = model, data, index
         self.on_step = on_step
+        self.lock = threading.RLock()  # observe() from another thread reads a consistent state
         self.q_ref = data.qpos[index.arm_qpos].copy()
         self.grip_ref = FINGER_MAX
         self.sim_time_moving = 0.0
@@ -60,9 +61,10 @@ class Controller:
         self.q_ref = self.q if q is None else np.asarray(q, dtype=float).copy()
 
     def _step(self, q_ref: np.ndarray, qd_ref: np.ndarray) -> None:
-        self.data.ctrl[self.index.arm_act] = q_ref + qd_ref * (KV / KP)
-        self.data.ctrl[self.index.grip_act] = self.grip_ref
-        mujoco.mj_step(self.model, self.data)
+        with self.lock:
+            self.data.ctrl[self.index.arm_act] = q_ref + qd_ref * (KV / KP)
+            self.data.ctrl[self.index.grip_act] = self.grip_ref
+            mujoco.mj_step(self.model, self.data)
         if self.on_step is not None:
             self.on_step(self.data)
 

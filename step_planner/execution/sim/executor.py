@@ -84,9 +84,10 @@ class SimExecutor:
         self.episode_step = 0
 
     def observe(self) -> WorldState:
-        return perc.observe_world(
-            self.model, self.data, self.index, self.info, self.template, robot_at=self.primitives.robot_at
-        )
+        with self.controller.lock:  # safe to call while execute() runs in another thread
+            return perc.observe_world(
+                self.model, self.data, self.index, self.info, self.template, robot_at=self.primitives.robot_at
+            )
 
     def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
         wall0, sim0 = time.perf_counter(), self.data.time

@@ -95,19 +95,26 @@ class Arm:
         q_goal = self.solve_ik(position, rotation, what)
         self.move_joints(q_goal, what, cancel, monitor)
 
-    def plan_linear(self, q_start: np.ndarray, position: np.ndarray, what: str) -> list[np.ndarray]:
+    def plan_linear(
+        self, q_start: np.ndarray, position: np.ndarray, what: str, moving: frozenset[int] = frozenset()
+    ) -> list[np.ndarray]:
         """Joint waypoints for a straight-line Cartesian move, checked for collisions.
 
-        Finger and held-object contacts are allowed (bringing them close is the point); any other
-        robot contact within the safety margin rejects the path.
+        Finger and held-object contacts are allowed (bringing them close is the point); so are
+        contacts with ``moving`` geoms (a drawer pulled along with the hand). Any other robot
+        contact within the safety margin rejects the path.
         """
         path = self.ik.cartesian_path(q_start, np.asarray(position, dtype=float))
         if path is None:
             raise MotionInterrupted(ExecCode.NO_IK, f"no straight-line IK path for {what}")
         self.checker.sync(self.controller.data)
-        for q in path[1:]:
-            if hits := self.checker.contacts(q, allow_fingers=True):
-                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}")
+        self.checker.ignore(moving)
+        try:
+            for q in path[1:]:
+                if hits := self.checker.contacts(q, allow_fingers=True):
+                    raise MotionInterrupted(ExecCode.PLAN_FAILED, f"straight-line path for {what} collides: {hits[0]}")
+        finally:
+            self.checker.ignore(())
         return path
 
     def run_path(
@@ -127,9 +134,10 @@ class Arm:
         cancel: threading.Event | None = None,
         monitor: Monitor | None = None,
         speed: float = 0.25,
+        moving: frozenset[int] = frozenset(),
     ) -> None:
         """Straight-line Cartesian move of the grasp frame (approach, retreat, pull, push)."""
-        self.run_path(self.plan_linear(self.controller.q, position, what), cancel, monitor, speed)
+        self.run_path(self.plan_linear(self.controller.q, position, what, moving), cancel, monitor, speed)
 
     def grasp_position(self) -> np.ndarray:
         return self.controller.data.xpos[self.controller.index.grasp_body].copy()

@@ -1,8 +1,8 @@
 """Physics -> symbolic WorldState: where each object is, what is held, which drawers are open.
 
 Locations are read from poses and contacts, never from what the executor intended:
-held = touching both fingers with the fingers not closed on themselves and lifted off the
-support; in a drawer = centre inside the drawer box (in the drawer's frame); in a tray =
+held = touching both fingers, fingers not closed on themselves, and touching nothing else
+(lifted off its support); in a drawer = centre inside the drawer box (in the drawer's frame); in a tray =
 inside its footprint and low; on the table = resting near the table top. Hidden objects follow
 from the drawer state via ``WorldState.observed()``.
 """
@@ -49,6 +49,17 @@ def is_held(model, data, index: PandaIndex, info: SceneInfo, name: str) -> bool:
     return opening > MIN_GRASP_OPENING and near and len(finger_contacts(model, data, index, obj.body_id)) == 2
 
 
+def touches_non_robot(model, data, index: PandaIndex, body_id: int) -> bool:
+    """Whether the body rests on or touches anything other than the robot (a support)."""
+    for c in data.contact[: data.ncon]:
+        b1, b2 = model.geom_bodyid[c.geom1], model.geom_bodyid[c.geom2]
+        if body_id in (b1, b2) and c.dist < 0.001:
+            other = b2 if b1 == body_id else b1
+            if other not in index.arm_bodies:
+                return True
+    return False
+
+
 def drawer_opening(data: mujoco.MjData, info: SceneInfo, drawer: str) -> float:
     return float(data.qpos[info.drawers[drawer].qpos_adr])
 
@@ -65,7 +76,7 @@ def _in_drawer(data, info: SceneInfo, drawer: str, pos: np.ndarray) -> bool:
     return bool(
         abs(local[0]) < d.inner[0] / 2 + 0.01
         and abs(local[1]) < d.inner[1] / 2 + 0.01
-        and -0.01 < local[2] < d.inner[2] + 0.06
+        and -0.01 < local[2] < d.inner[2] + 0.02
     )
 
 
@@ -77,8 +88,9 @@ def _in_tray(info: SceneInfo, tray: str, pos: np.ndarray) -> bool:
 
 def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str) -> str | None:
     """The symbolic location of one object, or None when it is nowhere named (e.g. fell off)."""
-    if is_held(model, data, index, info, name):
-        return GRIPPER
+    body = info.objects[name].body_id
+    if is_held(model, data, index, info, name) and not touches_non_robot(model, data, index, body):
+        return GRIPPER  # between the fingers and lifted with them
     pos = object_position(data, info, name)
     for drawer in info.drawers:
         if _in_drawer(data, info, drawer, pos):

@@ -21,7 +21,7 @@ from step_planner.execution.sim.ik import topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
 from step_planner.execution.sim.planning import Attachment
-from step_planner.execution.sim.scene_builder import WALL, SceneInfo
+from step_planner.execution.sim.scene_builder import COVERED_SLOTS_DY, WALL, SceneInfo
 
 APPROACH = 0.12  # pre-grasp / pre-place height above the grasp point
 FINGERTIP_BELOW_GRASP = 0.008  # fingertips reach this far below the grasp frame
@@ -172,12 +172,13 @@ class SimPrimitives:
         opening_mm = self.ctl.finger_opening * 1000
         return f"picked {name} (lifted {lifted * 100:.1f} cm, finger opening {opening_mm:.1f} mm)"
 
-    def _free_spot(self, candidates: list[np.ndarray], name: str, clearance: float) -> np.ndarray:
-        others = [
-            (perc.object_position(self.data, self.info, o)[:2], info.radius)
-            for o, info in self.info.objects.items()
-            if o != name
-        ]
+    def _free_spot(self, candidates: list[np.ndarray], name: str, clearance: float, support_z: float) -> np.ndarray:
+        """The first candidate clear of the other objects resting at that height."""
+        others = []
+        for o, info in self.info.objects.items():
+            pos = perc.object_position(self.data, self.info, o)
+            if o != name and abs(pos[2] - info.half[2] - support_z) < 0.03:
+                others.append((pos[:2], info.radius))
         mine = self.info.objects[name].radius
         for c in candidates:
             if all(np.linalg.norm(c[:2] - p) > r + mine + clearance for p, r in others):
@@ -191,22 +192,27 @@ class SimPrimitives:
             frame = self.data.xpos[d.body_id]
             opening = perc.drawer_opening(self.data, self.info, target)
             cabinet_front = frame[0] + opening - (d.inner[0] / 2 + WALL)
-            inner_front = frame[0] - d.inner[0] / 2
-            x = (inner_front + min(frame[0] + d.inner[0] / 2, cabinet_front - 0.01)) / 2
-            slots = [np.array([x, frame[1] + dy]) for dy in (-0.07, 0.07, 0.0)]
-            return self._free_spot(slots, name, 0.005), d.floor_z
+            inner_front = frame[0] - d.inner[0] / 2 + 0.005
+            # exposed part of the drawer; a drawer below another one also loses the strip under
+            # the upper drawer's handle bar
+            back = min(frame[0] + d.inner[0] / 2, cabinet_front - 0.01 - (0.06 if d.covered else 0.0))
+            x = max((inner_front + back) / 2, inner_front + self.info.objects[name].radius)
+            sides = COVERED_SLOTS_DY if d.covered else (-0.07, 0.07, 0.0)
+            slots = [np.array([x, frame[1] + dy]) for dy in sides]
+            return self._free_spot(slots, name, 0.005, d.floor_z), d.floor_z
         if target in self.info.trays:
             t = self.info.trays[target]
             room = t.size[:2] / 2 - 0.008 - self.info.objects[name].radius - 0.004  # wall, object, gap
             xs = (0.0, -room[0], room[0]) if room[0] > 0 else (0.0,)
             ys = (0.0, -room[1], room[1]) if room[1] > 0 else (0.0,)
             slots = [t.position[:2] + [dx, dy] for dx in xs for dy in ys]
-            return self._free_spot(slots, name, 0.0), float(t.position[2] + 0.005)
+            z = float(t.position[2] + 0.005)
+            return self._free_spot(slots, name, 0.0, z), z
         if target == self.info.table:
-            grid = [np.array([x, y]) for x in (0.45, 0.4, 0.5, 0.35, 0.55) for y in (0.0, 0.08, -0.08, 0.16)]
+            grid = [np.array([x, y]) for x in np.arange(0.3, 0.66, 0.05) for y in np.arange(-0.3, 0.31, 0.05)]
             grid.sort(key=lambda c: np.linalg.norm(c - perc.object_position(self.data, self.info, name)[:2]))
             free = [c for c in grid if self._clear_of_fixtures(c)]
-            return self._free_spot(free, name, 0.04), 0.0
+            return self._free_spot(free, name, 0.03, 0.0), 0.0
         raise MotionInterrupted(ExecCode.PLAN_FAILED, f"the simulator cannot place onto {target}")
 
     def _clear_of_fixtures(self, xy: np.ndarray) -> bool:
@@ -264,7 +270,9 @@ class SimPrimitives:
         handle = self._grasp_handle(drawer, cancel)
         travel = d.slide - perc.drawer_opening(self.data, self.info, drawer) - 0.01
         grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        self.arm.move_linear(handle - [travel, 0, 0], f"pull the {drawer} open", cancel, grip, speed=0.15)
+        self.arm.move_linear(
+            handle - [travel, 0, 0], f"pull the {drawer} open", cancel, grip, speed=0.15, moving=d.geom_ids
+        )
         self._release_handle(cancel)
         self.robot_at = drawer
         opening = perc.drawer_opening(self.data, self.info, drawer)
@@ -277,7 +285,9 @@ class SimPrimitives:
         handle = self._grasp_handle(drawer, cancel)
         travel = perc.drawer_opening(self.data, self.info, drawer) - 0.003
         grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        self.arm.move_linear(handle + [travel, 0, 0], f"push the {drawer} closed", cancel, grip, speed=0.15)
+        self.arm.move_linear(
+            handle + [travel, 0, 0], f"push the {drawer} closed", cancel, grip, speed=0.15, moving=d.geom_ids
+        )
         self._release_handle(cancel)
         self.robot_at = drawer
         opening = perc.drawer_opening(self.data, self.info, drawer)

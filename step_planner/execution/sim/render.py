@@ -1,7 +1,8 @@
 """Headless pictures of the simulation: keyframe PNGs and an MP4 of an episode.
 
-Uses MuJoCo's offscreen renderer; set ``MUJOCO_GL=egl`` (Debian: ``libegl1 libegl-mesa0
-libgl1-mesa-dri``) or ``MUJOCO_GL=osmesa`` (``libosmesa6``) before mujoco is imported. Shadows are
+Uses MuJoCo's offscreen renderer with ``MUJOCO_GL=egl`` (Debian: ``libegl1 libegl-mesa0
+libgl1-mesa-dri``) or ``MUJOCO_GL=osmesa`` (``libosmesa6``); the package ``__init__`` picks one
+that is installed before mujoco is imported. Shadows are
 off in the model: with software GL they cost ~8x per frame.
 """
 
@@ -10,11 +11,24 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import mujoco
 import numpy as np
 
-os.environ.setdefault("MUJOCO_GL", "egl")
 
-import mujoco  # noqa: E402
+class RenderingUnavailable(RuntimeError):
+    """No offscreen OpenGL here; the message names the Debian packages to install."""
+
+
+def _offscreen(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
+    try:
+        return mujoco.Renderer(model, height=height, width=width)
+    except Exception as exc:
+        backend = os.environ.get("MUJOCO_GL", "")
+        raise RenderingUnavailable(
+            f"offscreen rendering with MUJOCO_GL={backend!r} failed ({exc}). For MUJOCO_GL=egl install the "
+            "Debian packages libegl1 libegl-mesa0 libgl1-mesa-dri; or install libosmesa6 and set "
+            "MUJOCO_GL=osmesa before starting Python."
+        ) from exc
 
 
 class SceneRenderer:
@@ -29,7 +43,7 @@ class SceneRenderer:
         fps: int = 25,
     ) -> None:
         self.model = model
-        self.renderer = mujoco.Renderer(model, height=height, width=width)
+        self.renderer = _offscreen(model, width, height)
         self.camera = mujoco.MjvCamera()
         self.camera.lookat[:] = [0.45, -0.1, 0.12]
         self.camera.distance = 1.5
@@ -48,7 +62,7 @@ class SceneRenderer:
         width, height = self.renderer.width, self.renderer.height
         self.renderer.close()
         self.model = model
-        self.renderer = mujoco.Renderer(model, height=height, width=width)
+        self.renderer = _offscreen(model, width, height)
         self._time_offset = self._last_time
 
     def frame(self, data: mujoco.MjData) -> np.ndarray:

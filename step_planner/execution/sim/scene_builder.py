@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from step_planner.domain.scene import SceneError
 from step_planner.domain.world import WorldState
 from step_planner.execution.sim.model import compile_spec, exclude_resting_self_contacts, panda_spec
 
@@ -24,7 +25,7 @@ WALL = 0.01  # drawer and cabinet wall thickness
 HANDLE_STANDOFF = 0.065  # handle bar centre to drawer front face (room for a finger behind it)
 
 
-class SceneGeometryError(ValueError):
+class SceneGeometryError(SceneError):
     """A scene's geometry cannot be built (names the entity and the field)."""
 
 
@@ -49,6 +50,7 @@ class DrawerInfo:
     inner: np.ndarray  # inner size (x, y, height)
     floor_z: float  # world z of the inside of the drawer floor
     closed_center: np.ndarray = field(default_factory=lambda: np.zeros(2))  # interior centre (x, y), closed
+    covered: bool = False  # another drawer above: its handle overhangs the front of this one
     body_id: int = -1
     joint_id: int = -1
     qpos_adr: int = -1
@@ -129,95 +131,141 @@ def _add_tray(spec, place, info: SceneInfo) -> None:
     info.trays[place.name] = TrayInfo(place.name, pos, size)
 
 
-def _add_drawer(spec, place, info: SceneInfo) -> None:
-    """A cabinet with one drawer sliding toward the robot (-x); the handle is a bar on posts."""
-    where = f"place '{place.name}'"
-    base = _vec(place.geometry, "cabinet_position", 3, where)
-    inner = _vec(place.geometry, "inner_size", 3, where)
-    slide = float(place.geometry.get("slide", 0.2))
-    if not 0.05 <= slide <= inner[0] + 0.02:
-        raise SceneGeometryError(f"{where}: geometry.slide must be between 0.05 and the drawer depth")
+LOW_HANDLE_STANDOFF = 0.13  # a lower drawer's bar sticks out past the hand's half-width (10.4 cm)
+STACK_HANDLE_OFFSET = 0.11  # stacked drawers' (shorter) handles sit left/right, clear of each other
+COVERED_SLOTS_DY = (0.06, -0.01)  # a lower drawer's slots keep away from the upper handle's side
+
+
+def _drawer_levels(drawers: list, where: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """Shared cabinet position and inner size of stacked drawers, validated."""
+    base = _vec(drawers[0].geometry, "cabinet_position", 3, where)
+    inner = _vec(drawers[0].geometry, "inner_size", 3, where)
+    levels = sorted(int(d.geometry.get("level", 0)) for d in drawers)
+    if levels != list(range(len(drawers))) or len(drawers) > 2:
+        raise SceneGeometryError(
+            f"{where}: drawers sharing a cabinet_position need geometry.level 0 (bottom) and 1 (top); "
+            f"at most two per cabinet, got levels {levels}"
+        )
+    for d in drawers[1:]:
+        if not np.allclose(_vec(d.geometry, "inner_size", 3, f"place '{d.name}'"), inner):
+            raise SceneGeometryError(f"place '{d.name}': stacked drawers need the same geometry.inner_size")
+    return base, inner, float(drawers[0].geometry.get("slide", 0.2))
+
+
+def _add_cabinet(spec, drawers: list, info: SceneInfo) -> None:
+    """A cabinet with one drawer, or two stacked, sliding toward the robot (-x).
+
+    Handles are bars on posts, grasped from above with the fingers closing along the pull axis.
+    The top drawer's bar is level with the cabinet top (the hand, 20 cm across the fingers, then
+    clears the cabinet); a lower drawer's bar stands off further so the hand stays in front.
+    """
+    drawers = sorted(drawers, key=lambda d: int(d.geometry.get("level", 0)))
+    where = f"place '{drawers[0].name}'"
+    base, inner, slide = _drawer_levels(drawers, where)
+    for d in drawers:
+        s = float(d.geometry.get("slide", slide))
+        if not 0.05 <= s <= inner[0] + 0.02:
+            raise SceneGeometryError(f"place '{d.name}': geometry.slide must be between 0.05 and the drawer depth")
+    n = len(drawers)
     t = WALL
     L, W, H = inner[0] + 2 * t, inner[1] + 2 * t, inner[2]
     zb = 0.02  # cabinet base plate top
-    zc = zb + 0.002 + t + H + 0.01  # cavity ceiling
+    hc = 0.002 + t + H + 0.01  # height of one drawer's cavity
+    bottoms = [zb + k * (hc + t) for k in range(n)]
+    zc = bottoms[-1] + hc  # cavity ceiling
     ztop = zc + 0.015
     cab = spec.worldbody.add_body()
-    cab.name = f"{place.name}_cabinet"
+    cab.name = f"{drawers[0].name}_cabinet"
     cab.pos = list(map(float, base))
     wood = (0.55, 0.42, 0.3, 1.0)
     x0, x1 = -L / 2 + 0.002, L / 2 + 0.005 + t
     ys = W / 2 + 0.004 + t
-    _box(cab, f"{place.name}_cab_base", [(x0 + x1) / 2, 0, zb / 2], [(x1 - x0) / 2, ys, zb / 2], wood)
-    _box(cab, f"{place.name}_cab_top", [(x0 + x1) / 2, 0, (zc + ztop) / 2], [(x1 - x0) / 2, ys, 0.0075], wood)
+    name = drawers[0].name
+    _box(cab, f"{name}_cab_base", [(x0 + x1) / 2, 0, zb / 2], [(x1 - x0) / 2, ys, zb / 2], wood)
+    _box(cab, f"{name}_cab_top", [(x0 + x1) / 2, 0, (zc + ztop) / 2], [(x1 - x0) / 2, ys, 0.0075], wood)
+    for k in range(1, n):
+        _box(cab, f"{name}_cab_shelf{k}", [(x0 + x1) / 2, 0, bottoms[k] - t / 2], [(x1 - x0) / 2, ys - t, t / 2], wood)
     for sy in (-1, 1):
         _box(
             cab,
-            f"{place.name}_cab_side{sy:+d}",
+            f"{name}_cab_side{sy:+d}",
             [(x0 + x1) / 2, sy * (ys - t / 2), (zb + zc) / 2],
             [(x1 - x0) / 2, t / 2, (zc - zb) / 2],
             wood,
         )
-    _box(cab, f"{place.name}_cab_back", [x1 - t / 2, 0, (zb + zc) / 2], [t / 2, ys - t, (zc - zb) / 2], wood)
+    _box(cab, f"{name}_cab_back", [x1 - t / 2, 0, (zb + zc) / 2], [t / 2, ys - t, (zc - zb) / 2], wood)
+    for k, place in enumerate(drawers):
+        top = k == n - 1
+        body_z = bottoms[k] + 0.002
+        panel_top = ztop + 0.012 if top else bottoms[k + 1] - 0.003
+        if top:
+            bar_z, standoff = ztop, HANDLE_STANDOFF
+        else:
+            bar_z, standoff = (body_z + panel_top) / 2, LOW_HANDLE_STANDOFF
+        bar_y = 0.0 if n == 1 else (-STACK_HANDLE_OFFSET if top else STACK_HANDLE_OFFSET)
+        half_bar = 0.065 if n == 1 else 0.04
+        _add_drawer_body(cab, place, (L, W, H), body_z, panel_top, ys, (bar_y, bar_z, standoff, half_bar))
+        info.drawers[place.name] = DrawerInfo(
+            place.name,
+            float(place.geometry.get("slide", slide)),
+            inner,
+            float(base[2] + body_z + t),
+            closed_center=base[:2].copy(),
+            covered=not top,
+        )
+
+
+def _add_drawer_body(cab, place, dims, body_z: float, panel_top: float, ys: float, handle) -> None:
+    """One drawer box on a slide joint, its front panel and its handle bar."""
+    L, W, H = dims
+    t = WALL
+    bar_y, bar_z_abs, standoff, half_bar = handle
     drawer = cab.add_body()
     drawer.name = place.name
-    drawer.pos = [0.0, 0.0, zb + 0.002]
+    drawer.pos = [0.0, 0.0, body_z]
     joint = drawer.add_joint()
     joint.name = f"{place.name}_slide"
     joint.type = mujoco.mjtJoint.mjJNT_SLIDE
     joint.axis = [-1.0, 0.0, 0.0]
-    joint.range = [0.0, slide]
+    joint.range = [0.0, float(place.geometry.get("slide", 0.2))]
     joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
     joint.damping = [8.0, 0.0, 0.0]
     joint.frictionloss = 0.5
     joint.armature = 0.2
     box = (0.8, 0.7, 0.55, 1.0)
+    wood = (0.55, 0.42, 0.3, 1.0)
     d = 400.0
     _box(drawer, f"{place.name}_floor", [0, 0, t / 2], [L / 2, W / 2, t / 2], box, d)
     for sy in (-1, 1):
-        _box(
-            drawer,
-            f"{place.name}_side{sy:+d}",
-            [0, sy * (W / 2 - t / 2), t + H / 2],
-            [L / 2, t / 2, H / 2],
-            box,
-            d,
-        )
+        _box(drawer, f"{place.name}_side{sy:+d}", [0, sy * (W / 2 - t / 2), t + H / 2], [L / 2, t / 2, H / 2], box, d)
     for sx in (-1, 1):
         _box(
-            drawer,
-            f"{place.name}_end{sx:+d}",
-            [sx * (L / 2 - t / 2), 0, t + H / 2],
-            [t / 2, W / 2 - t, H / 2],
-            box,
-            d,
+            drawer, f"{place.name}_end{sx:+d}", [sx * (L / 2 - t / 2), 0, t + H / 2], [t / 2, W / 2 - t, H / 2], box, d
         )
-    z_rel_top = ztop + 0.012 - drawer.pos[2]
+    z_rel_top = panel_top - body_z
     _box(drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d)
-    bar_x, bar_z = -L / 2 - t - HANDLE_STANDOFF, ztop - drawer.pos[2]
+    bar_x, bar_z = -L / 2 - t - standoff, bar_z_abs - body_z
     metal = (0.7, 0.7, 0.75, 1.0)
-    _box(drawer, f"{place.name}_handle", [bar_x, 0, bar_z], [0.008, 0.065, 0.008], metal, d)
+    _box(drawer, f"{place.name}_handle", [bar_x, bar_y, bar_z], [0.008, half_bar, 0.008], metal, d)
     for sy in (-1, 1):
         _box(
             drawer,
             f"{place.name}_handle_post{sy:+d}",
-            [(bar_x - L / 2 - t) / 2, sy * 0.058, bar_z],
+            [(bar_x - L / 2 - t) / 2, bar_y + sy * (half_bar - 0.007), bar_z],
             [(-L / 2 - t - bar_x) / 2, 0.006, 0.006],
             metal,
             d,
         )
     site = drawer.add_site()
     site.name = f"{place.name}_handle_site"
-    site.pos = [bar_x, 0.0, bar_z]
-    info.drawers[place.name] = DrawerInfo(
-        place.name, slide, inner, float(base[2] + zb + 0.002 + t), closed_center=base[:2].copy()
-    )
+    site.pos = [bar_x, bar_y, bar_z]
 
 
 DEFAULT_BOX = [0.04, 0.04, 0.04]
 # where objects listed `at:` a drawer or tray go, as (dx, dy) from its centre; drawer slots sit in
 # the front part that the open drawer exposes
 DRAWER_SLOTS = ((-0.02, -0.07), (-0.02, 0.07), (-0.02, 0.0), (0.07, -0.07), (0.07, 0.07))
+COVERED_SETBACK = 0.03  # in a lower drawer, keep objects (and the hand) clear of the handle above
 TRAY_SLOTS = ((0.0, 0.0), (-0.05, -0.03), (0.05, 0.03), (-0.05, 0.03), (0.05, -0.03))
 TABLE_SPOTS = tuple((x, y) for x in (0.35, 0.45, 0.55) for y in (0.0, 0.1, -0.1, 0.2))
 
@@ -250,6 +298,10 @@ def _initial_position(obj, half: np.ndarray, info: SceneInfo, world: WorldState,
             raise SceneGeometryError(f"{where}: no room left in {place} for the simulation")
         opening = d.slide if world.places[place].is_open else 0.0
         dx, dy = DRAWER_SLOTS[k]
+        if d.covered:
+            if k >= len(COVERED_SLOTS_DY):
+                raise SceneGeometryError(f"{where}: a lower drawer holds at most {len(COVERED_SLOTS_DY)} objects here")
+            dx, dy = dx - COVERED_SETBACK, COVERED_SLOTS_DY[k]
         return np.array([d.closed_center[0] - opening + dx, d.closed_center[1] + dy, d.floor_z + half[2]])
     if place in info.trays:
         t = info.trays[place]
@@ -305,13 +357,17 @@ def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, Scene
     light.castshadow = False
     info = SceneInfo()
     rng = np.random.default_rng(seed)
+    cabinets: dict[tuple, list] = {}
     for place in world.places.values():
         if place.kind == "surface":
             _add_table(spec, place, info)
         elif place.kind == "drawer":
-            _add_drawer(spec, place, info)
+            key = tuple(_vec(place.geometry, "cabinet_position", 3, f"place '{place.name}'"))
+            cabinets.setdefault(key, []).append(place)
         elif place.kind in ("tray", "bin", "box"):
             _add_tray(spec, place, info)
+    for drawers in cabinets.values():
+        _add_cabinet(spec, drawers, info)
     used: dict[str, int] = {}
     for obj in world.objects.values():
         pos = _initial_position(obj, _object_shape(obj)[1], info, world, used)
