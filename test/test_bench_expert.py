@@ -263,3 +263,36 @@ def test_expert_uses_replan_feedback_it_cannot_see_in_the_observation(library):
     assert "place the red block in the box" in texts  # first guess: the box comes first in the scene
     assert result.success and [str(c) for c, _ in result.executed] == [
         "place(object=red_block, target=table)", "open_drawer(drawer=drawer)"]
+
+
+def test_expert_answers_completion_checks_from_the_observation():
+    import json
+    from pathlib import Path
+
+    from step_planner.bench.expert import ScriptedExpert
+    from step_planner.bench.goals import parse_goal
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.domain.scene import load_scene
+    from step_planner.planner.prompts import PromptBook
+    from step_planner.planner.tree import SubgoalTree
+
+    root = Path(__file__).resolve().parents[1]
+    library = PrimitiveLibrary.load(root / "config" / "primitives.yaml")
+    world = load_scene(root / "config" / "scenes" / "drawer_desk.yaml")
+    expert = ScriptedExpert(library, seed=0)
+    expert.register("put the tape on the tray", parse_goal(["at(tape, tray)"]))
+    tree = SubgoalTree("put the tape on the tray")
+    book = PromptBook.load(library)
+
+    def ask(w):
+        messages = book.verification(tree, tree.root, w.observed().describe())
+        return json.loads(expert({"model": "m", "messages": messages}))
+
+    assert ask(world)["achieved"] is False and "pick(tape)" in ask(world)["missing"]
+    world.objects["tape"].location = "tray"
+    assert ask(world)["achieved"] is True
+    noisy = ScriptedExpert(library, seed=0, mistake_rate=1.0)
+    noisy.register("put the tape on the tray", parse_goal(["at(tape, tray)"]))
+    flipped = json.loads(noisy({"model": "m", "messages": book.verification(tree, tree.root,
+                                                                           world.observed().describe())}))
+    assert flipped["achieved"] is False and noisy.injections[-1].kind == "wrong_verification"

@@ -181,3 +181,26 @@ def test_unknown_feature_is_a_config_error():
     with pytest.raises(ConfigError, match="unknown features"):
         PlannerConfig.from_dict({"features": ["telepathy"]})
     assert GoalError.NONE.value == "NONE"
+
+
+def test_verify_done_catches_a_done_one_step_early(library, drawer_world):
+    steps = ["pick(tape)", "place(tape, tray)"]
+
+    def answer(purpose, user):
+        succeeded = [c for c in children_so_far(user) if c.endswith("succeeded")]
+        if purpose == "verification":  # the second opinion looks at what actually happened
+            done = section(user, "Children carried out for it (in order, with outcomes)").count("-> succeeded")
+            ok = done >= len(steps)
+            return {"achieved": ok, "missing": "" if ok else "the tape is not on the tray"}
+        if len(succeeded) == 1 and not section(user, "Re-plan feedback").startswith("- "):
+            return {"done": True}  # the missing-step mistake: done after the pick
+        if len(succeeded) >= len(steps):
+            return {"done": True}
+        return {"done": False, "subgoal": steps[len(succeeded)]}
+
+    on, llm_on, ex_on = run(library, drawer_world, answer, ["verify_done"])
+    assert on.success and ex_on.observe().objects["tape"].location == "tray"
+    feedback = [section(u, "Re-plan feedback") for p, u in llm_on.prompts if p == "decomposition"]
+    assert any("not achieved yet: the tape is not on the tray" in f for f in feedback)
+    off, _, ex_off = run(library, drawer_world, answer, [])
+    assert off.success and ex_off.observe().objects["tape"].location == "gripper"  # trusted the early done

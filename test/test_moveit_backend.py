@@ -25,6 +25,15 @@ from step_planner.execution.moveit import grasps as g
 from step_planner.execution.moveit import make_moveit_executor
 from step_planner.execution.moveit.config import FrankaConfig
 
+
+@pytest.fixture
+def drawer_world():
+    """The frozen scene these tests' hand-computed poses refer to (see test/data/drawer_desk_moveit.yaml)."""
+    from step_planner.domain.scene import load_scene
+
+    return load_scene(Path(__file__).resolve().parent / "data" / "drawer_desk_moveit.yaml")
+
+
 ROOT = Path(__file__).resolve().parents[1]
 STANDIN = Path(__file__).resolve().parent / "moveit_standin"
 STANDIN_PACKAGES = ("moveit", "moveit_msgs", "shape_msgs", "control_msgs", "_msg")
@@ -99,7 +108,7 @@ def test_without_moveit_the_package_imports_and_the_backend_says_what_to_install
         "from step_planner.execution.factory import BackendUnavailable, make_executor\n"
         "assert 'moveit' not in sys.modules\n"
         "lib = PrimitiveLibrary.load('config/primitives.yaml')\n"
-        "world = load_scene('config/scenes/drawer_desk.yaml')\n"
+        "world = load_scene('test/data/drawer_desk_moveit.yaml')\n"
         "try:\n"
         "    make_executor('moveit', lib, world)\n"
         "except BackendUnavailable as exc:\n"

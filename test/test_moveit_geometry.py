@@ -13,6 +13,15 @@ from step_planner.execution.moveit import grasps as g
 from step_planner.execution.moveit.config import FrankaConfig
 from step_planner.execution.moveit.scene_model import SURFACE_GAP, world_bodies
 
+
+@pytest.fixture
+def drawer_world():
+    """The frozen scene these tests' hand-computed poses refer to (see test/data/drawer_desk_moveit.yaml)."""
+    from step_planner.domain.scene import load_scene
+
+    return load_scene(Path(__file__).resolve().parent / "data" / "drawer_desk_moveit.yaml")
+
+
 CFG = FrankaConfig.load(Path(__file__).resolve().parents[1] / "config" / "franka.yaml")
 
 

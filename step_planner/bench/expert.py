@@ -49,7 +49,7 @@ from step_planner.bench.symbolic_planner import PlanningError, believed_world, d
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import check_call
 from step_planner.domain.world import WorldState
-from step_planner.llm.schemas import DecompositionAnswer, ProposedCall, TerminationAnswer
+from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer, ProposedCall, TerminationAnswer
 
 CALL_STYLES = ("call", "phrase", "mixed")
 
@@ -133,11 +133,15 @@ class ScriptedExpert:
             purpose = "decomposition"
         elif "termination checker" in system:
             purpose = "termination"
+        elif "completion checker" in system:
+            purpose = "verification"
         else:
-            raise ExpertError("not a decomposition or termination prompt of step_planner")
+            raise ExpertError("not a decomposition, termination or completion prompt of step_planner")
         self.requests += 1
         key = request_key(request)
         secs = sections(user)
+        if purpose == "verification":
+            return self._verify(secs, key)
         if purpose == "decomposition":
             correct, ctx = self._decompose(secs, random.Random(f"style:{self.seed}:{key}"))
         else:
@@ -238,6 +242,38 @@ class ScriptedExpert:
     @staticmethod
     def _stuck(reason: str) -> str:
         return DecompositionAnswer(reasoning=reason, done=False, subgoal=None).model_dump_json()
+
+    # ---- completion check (the planner's verify_done feature) -------------------------------------
+    def _verify(self, secs: dict[str, str], key: str) -> str:
+        """Is the subgoal achieved? With rate p the verdict is flipped (a wrong second opinion)."""
+        task = section(secs, "Task")
+        subgoal = _first_line(section(secs, "Subgoal to verify"))
+        observed = parse_observation(section(secs, "Current observation"))
+        sibs = siblings(section(secs, "Children carried out"))
+        if _norm(subgoal) == _norm(task) and _norm(task) in self.goals:
+            intent: Intent | None = Intent(self.goals[_norm(task)])
+        else:
+            intent = parse_intent(subgoal, self.library)
+        missing = ""
+        if intent is None:
+            achieved = True  # cannot tell: do not overrule the decomposer
+        elif intent.call is not None:
+            achieved = any(o == "succeeded" and parse_intent(t, self.library) == intent for t, o in sibs)
+            missing = "" if achieved else f"{short_call(intent.call)} has not succeeded"
+        else:
+            try:
+                _, plan = self._plan(observed, intent.atoms, sibs, f"{task} {subgoal}")
+                achieved = not plan
+                missing = "" if achieved else f"{len(plan)} more actions, next {short_call(plan[0])}"
+            except PlanningError as exc:
+                achieved, missing = False, str(exc)
+        rng = random.Random(f"mistake:{self.seed}:{key}")
+        if self.mistake_rate > 0 and rng.random() < self.mistake_rate:
+            self.injections.append(Injection("wrong_verification", "verification",
+                                             f"said achieved={not achieved}", key[:12]))
+            achieved, missing = not achieved, ("" if achieved else "")
+        return CompletionAnswer(reasoning="checked the observation", achieved=achieved,
+                                missing=missing).model_dump_json()
 
     # ---- termination --------------------------------------------------------------------------
     def _terminate(self, secs: dict[str, str]) -> tuple[str, AnswerContext]:

@@ -53,3 +53,12 @@ class TerminationAnswer(BaseModel):
     )
     call: ProposedCall | None = Field(default=None, description="the primitive call, when execute")
     reason: str = Field(default="", max_length=MAX_TEXT)
+
+
+class CompletionAnswer(BaseModel):
+    """Whether a subgoal the decomposer called done is achieved (the verify_done feature)."""
+
+    model_config = ConfigDict(extra="forbid")
+    reasoning: str = Field(default="", max_length=2000)
+    achieved: bool = Field(description="true when the observation and outcomes show the subgoal is achieved")
+    missing: str = Field(default="", max_length=MAX_TEXT, description="what is still missing, when not achieved")

@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 
 KNOWN_FEATURES = frozenset(
-    {"control_flow", "episodic_memory", "working_memory", "self_revision", "plan_ahead", "summaries"}
+    {"control_flow", "episodic_memory", "working_memory", "self_revision", "plan_ahead", "summaries",
+     "verify_done"}
 )
 
 

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from step_planner.domain.primitives import PrimitiveLibrary
-from step_planner.llm.schemas import DecompositionAnswer, TerminationAnswer
+from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer, TerminationAnswer
 from step_planner.planner.tree import NodeStatus, SubgoalNode, SubgoalTree
 
 DEFAULT_PROMPTS_DIR = Path(__file__).resolve().parents[2] / "config" / "prompts"
-_TEMPLATES = ("decompose_system", "decompose_user", "terminate_system", "terminate_user")
+_TEMPLATES = ("decompose_system", "decompose_user", "terminate_system", "terminate_user", "verify_system",
+              "verify_user")
 
 
 class PromptError(ValueError):
@@ -142,5 +143,22 @@ class PromptBook:
         )
         return [
             {"role": "system", "content": self._system("terminate_system", TerminationAnswer)},
+            {"role": "user", "content": user},
+        ]
+
+    def verification(self, tree: SubgoalTree, node_id: int, observation: str) -> list[dict[str, str]]:
+        node = tree.node(node_id)
+        user = self.templates["verify_user"].format(
+            instruction=tree.instruction,
+            subgoal=node.text,
+            siblings=self.siblings_text(tree, node_id, collapse=True),
+            observation=observation,
+            parent="",
+            ancestors="",
+            feedback="",
+            extra="",
+        )
+        return [
+            {"role": "system", "content": self._system("verify_system", CompletionAnswer)},
             {"role": "user", "content": user},
         ]

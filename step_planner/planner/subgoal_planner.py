@@ -24,7 +24,7 @@ from step_planner.domain.validation import check_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
-from step_planner.llm.schemas import DecompositionAnswer
+from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.learning import revise_pending, summarize, world_facts
 from step_planner.planner.memory import EpisodicMemory, WorkingMemory
@@ -212,6 +212,24 @@ class StepPlanner:
             return f"'{text}' repeats the subgoal it should decompose"
         return answer.model_copy(update={"subgoal": text})
 
+    def _verify_done(self, node_id: int) -> str:
+        """verify_done: a second opinion on a 'done' claim; returns what is missing ("" = achieved).
+
+        A 'done' one step early is the commonest way a tree planner fails quietly (the scripted
+        expert's missing-step mistake); the check costs one LLM call per finished subgoal.
+        """
+        if "verify_done" not in self.features:
+            return ""
+        messages = self.prompts.verification(self.tree, node_id, self.world.describe())
+        try:
+            answer = self.complete(messages, CompletionAnswer, "verification")
+        except LLMInvalidAnswer:
+            return ""  # an unusable second opinion does not overrule the first
+        assert isinstance(answer, CompletionAnswer)
+        if answer.achieved:
+            return ""
+        return f"'{self.tree.node(node_id).text}' is not achieved yet: {answer.missing or answer.reasoning}"
+
     def _finish(self, node_id: int, failures: list[str], succeeded_any: bool) -> tuple[bool, str]:
         """The decomposer said done: aggregate the children by the node's control flow."""
         tree = self.tree
@@ -241,6 +259,10 @@ class StepPlanner:
                 tree.add_verdict(node_id, "rejected", answer, "validation")
                 self._last_failure = GoalError.PLANNING_FAILED
                 reason = answer
+            elif answer.done and (missing := self._verify_done(node_id)):
+                tree.add_verdict(node_id, "rejected", missing, "verification")
+                self._last_failure = GoalError.PLANNING_FAILED
+                reason = missing
             elif answer.done:
                 tree.add_verdict(node_id, "done", answer.reasoning or "its children achieve it", "llm")
                 succeeded_any = any(c.status is NodeStatus.SUCCEEDED for c in tree.children(node_id))
