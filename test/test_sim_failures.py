@@ -130,3 +130,20 @@ def test_exception_inside_the_backend_becomes_backend_error(library):
     out = ex.execute(call(library, "home()"))
     assert out.code is ExecCode.BACKEND_ERROR
     assert "sensor driver crashed" in out.message
+
+
+def test_a_scene_that_cannot_be_built_is_refused_with_a_clear_error(library):
+    from step_planner.domain.scene import SceneError
+
+    world = scene()
+    world.objects["tape"].location = "gripper"
+    with pytest.raises(SceneError, match="object 'tape'"):
+        executor(library, world)
+    world = scene()
+    world.places["drawer"].geometry.pop("inner_size")
+    with pytest.raises(SceneError, match=r"place 'drawer': geometry\.inner_size"):
+        executor(library, world)
+    world = scene()
+    world.objects["cup"].geometry["shape"] = "sphere"
+    with pytest.raises(SceneError, match="cylinder"):
+        executor(library, world)

@@ -112,3 +112,14 @@ def test_observe_from_another_thread_while_executing(library):
     worker.join()
     assert result["out"].success
     assert seen <= {"table", "gripper"} and "table" in seen
+
+
+def test_both_fingers_close_symmetrically_on_a_cube(library):
+    ex = make_executor(library, seed=6)
+    assert run(ex, library, "pick(red_block)").success
+    left, right = ex.data.qpos[ex.index.finger_qpos]
+    assert abs(left - right) < 0.001  # the stiff coupling: no finger sits further in than the other
+    assert abs(left + right - 0.04) < 0.003  # a 4 cm cube between them
+    block = ex.data.xpos[ex.info.objects["red_block"].body_id]
+    hand = ex.data.xpos[ex.index.grasp_body]
+    assert abs((ex.data.xmat[ex.index.grasp_body].reshape(3, 3).T @ (block - hand))[1]) < 0.003  # centred

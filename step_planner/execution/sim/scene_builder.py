@@ -290,6 +290,8 @@ def _initial_position(obj, half: np.ndarray, info: SceneInfo, world: WorldState,
     """The scene's position; objects inside a drawer or tray go to that container's next free slot."""
     where = f"object '{obj.name}'"
     place = obj.location
+    if place not in world.places:
+        raise SceneGeometryError(f"{where}: a simulated episode starts with every object on a place, not {place!r}")
     k = used.get(place, 0)
     used[place] = k + 1
     if place in info.drawers:
