@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("step_planner_interfaces", reason="build the interfaces first: make interfaces")
 
 from rclpy.parameter import Parameter  # noqa: E402
-from ros_support import PLANS, TASK, RosHarness, ScriptedPlans, section, wait_for  # noqa: E402
+from ros_support import PLANS, TASK, RosHarness, ScriptedPlans, section, wait_for, wait_until  # noqa: E402
 
 from step_planner.llm.loopback import Fault  # noqa: E402
 from step_planner_interfaces.action import ExecuteTask  # noqa: E402
@@ -130,4 +130,22 @@ def test_enormous_answer_is_rejected_unparsed_and_ends_planning_failed(ros, hand
     # max_replans_per_node=1: two decompositions, each with its one corrective retry
     assert len(handler.prompts) - before == 4
     assert elapsed < BOUND_S
+    assert_serves_next_goal(ros)
+
+
+def test_cancel_during_an_llm_call_ends_the_goal_without_waiting_for_the_answer(ros, handler):
+    handler.hold()  # the endpoint keeps every answer back until released
+    try:
+        handle = ros.send(TASK)
+        wait_until(handler.waiting.is_set)
+        cancel = wait_for(handle.cancel_goal_async())
+        assert len(cancel.goals_canceling) == 1
+        response = wait_for(handle.get_result_async(), timeout=BOUND_S)
+        assert handler.waiting.is_set() and not handler._open.is_set(), "the answer was still held back"
+    finally:
+        handler.release()
+        handler.waiting.clear()
+    assert response.status == 5  # action_msgs/GoalStatus.STATUS_CANCELED
+    assert response.result.error_code == R.CANCELED and response.result.executed_primitives == []
+    assert "canceled by the client" in response.result.error_msg
     assert_serves_next_goal(ros)

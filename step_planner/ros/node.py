@@ -188,7 +188,8 @@ class StepPlannerNode(Node):
         values = params.read_all(self)
         try:
             config = params.planner_config(values)
-            llm = LLMClient(LLMConfig.from_dict(params.llm_settings(values)))
+            # the goal's cancel also abandons an LLM request in flight: a cancel never waits for an answer
+            llm = LLMClient(LLMConfig.from_dict(params.llm_settings(values)), cancel=ticket.cancel)
         except (ConfigError, LLMConfigError) as exc:
             return GoalResult(False, GoalError.INVALID_GOAL, f"node configuration: {exc}")
         try:
