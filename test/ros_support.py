@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 import threading
 import time
 import uuid
@@ -89,8 +90,11 @@ class RosHarness:
         self.server = LoopbackServer(handler).start()
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
+        self._episodes = tempfile.TemporaryDirectory(prefix="step_planner_episodes_")  # never ~/.step_planner
+        self.episodes_dir = self._episodes.name
         values = {"llm.base_url": self.server.base_url, "llm.model": "loopback", "llm.max_retries": 0,
-                  "llm.timeout_s": 10.0, "heartbeat_period_s": 0.2, **overrides}
+                  "llm.timeout_s": 10.0, "heartbeat_period_s": 0.2, "episodes.folder": self.episodes_dir,
+                  **overrides}
         # A unique node name per harness: no cross-talk with earlier tests' nodes or other runs on the host.
         self.name = f"/step_planner_{uuid.uuid4().hex[:8]}"
         self.node = StepPlannerNode(self.name[1:], context=self.context,
@@ -122,6 +126,7 @@ class RosHarness:
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
         self.server.close()
+        self._episodes.cleanup()
 
 
 def wait_for(future, timeout: float = WAIT_S):

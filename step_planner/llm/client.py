@@ -16,6 +16,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -24,7 +25,7 @@ from pydantic import BaseModel
 
 from .answers import AnswerError, parse_answer
 from .config import LLMConfig
-from .errors import LLMInvalidAnswer, LLMReplayMiss, LLMUnavailable
+from .errors import LLMCanceled, LLMInvalidAnswer, LLMReplayMiss, LLMUnavailable
 from .tokens import count_message_tokens, count_tokens
 from .usage import CallRecord, UsageLedger
 
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 PLACEHOLDER_KEY = "not-needed"
 BAD_ANSWER_ECHO_CHARS = 2000  # how much of a rejected answer is echoed back in the corrective retry
 RETRYABLE_STATUS = {408, 409, 429}
+CANCEL_POLL_S = 0.02  # how often a call in flight looks at the cancel event
 Listener = Callable[[dict], None]
 
 
@@ -51,8 +53,9 @@ class _SchemaRejected(Exception):
 class LLMClient:
     """Structured completions with bounded, observable retries, usage accounting and exchange listeners."""
 
-    def __init__(self, config: LLMConfig | None = None) -> None:
+    def __init__(self, config: LLMConfig | None = None, cancel: threading.Event | None = None) -> None:
         self.config = config or LLMConfig()
+        self.cancel = cancel  # when set: the call in flight is abandoned and LLMCanceled raised
         key = self.config.read_api_key()
         self._secret = key  # kept only to scrub it from any text that leaves this class
         self._openai = openai.OpenAI(base_url=self.config.base_url, api_key=key or PLACEHOLDER_KEY,
@@ -127,6 +130,7 @@ class LLMClient:
         attempt = 0
         last_error = ""
         while attempt < attempts:
+            self._check_cancel(purpose)
             attempt += 1
             try:
                 return self._one_exchange(conversation, schema, purpose, attempt)
@@ -144,7 +148,10 @@ class LLMClient:
                     delay = retry_delay(self.config, attempt, exc.retry_after)
                     log.warning("LLM %s attempt %d/%d failed (%s); retrying in %.2fs",
                                 purpose, attempt, attempts, last_error, delay)
-                    time.sleep(delay)
+                    if self.cancel is None:
+                        time.sleep(delay)
+                    elif self.cancel.wait(delay):
+                        raise LLMCanceled(f"canceled while waiting to retry the {purpose} request") from None
         raise LLMUnavailable(f"LLM endpoint {self.endpoint} unavailable for {purpose!r} after "
                              f"{attempts} attempt(s): {last_error}")
 
@@ -161,10 +168,10 @@ class LLMClient:
         started = time.monotonic()
         text, usage, error, finish = None, None, None, None
         try:
-            response = self._openai.chat.completions.create(**request)
+            response = self._create(request, purpose)
             text, usage, finish = self._read_response(response, request["messages"])
             return text, finish == "length"
-        except (_Transient, _SchemaRejected, LLMUnavailable) as exc:
+        except (_Transient, _SchemaRejected, LLMUnavailable, LLMCanceled) as exc:
             error = self._scrub(str(exc))
             raise
         except openai.APIStatusError as exc:
@@ -182,6 +189,35 @@ class LLMClient:
         finally:
             latency = time.monotonic() - started
             self._account(purpose, attempt, request, text, usage, latency, error, finish)
+
+    def _check_cancel(self, purpose: str) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise LLMCanceled(f"canceled before the {purpose} request")
+
+    def _create(self, request: dict, purpose: str):
+        """The openai call. With a cancel event it runs on a worker thread that a cancel abandons: the
+        worker ends by itself within timeout_s (sooner once close() shuts the connection pool), and
+        its late answer is dropped, never accounted or parsed."""
+        if self.cancel is None:
+            return self._openai.chat.completions.create(**request)
+        box: dict = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["response"] = self._openai.chat.completions.create(**request)
+            except BaseException as exc:  # handed to the caller's thread below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name=f"llm-{purpose}", daemon=True).start()
+        while not done.wait(CANCEL_POLL_S):
+            if self.cancel.is_set():
+                raise LLMCanceled(f"canceled while waiting for the {purpose} answer")
+        if "error" in box:
+            raise box["error"]
+        return box["response"]
 
     def _read_response(self, response, sent: list[dict]) -> tuple[str, dict, str | None]:
         choices = getattr(response, "choices", None)

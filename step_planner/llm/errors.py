@@ -2,7 +2,8 @@
 
 LLMUnavailable: the endpoint could not be used (after bounded retries) -> the goal aborts with
 LLM_UNAVAILABLE. LLMInvalidAnswer: the endpoint answered, twice, with something that is not a valid
-answer -> the planner may treat it as a failed expansion. Messages never contain the API key.
+answer -> the planner may treat it as a failed expansion. LLMCanceled: the client's cancel event was
+set mid-call -> the goal ends CANCELED at once. Messages never contain the API key.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ class LLMError(RuntimeError):
 
 class LLMUnavailable(LLMError):
     """The endpoint failed (timeouts, refused connections, 429/5xx, broken bodies, auth) after retries."""
+
+
+class LLMCanceled(LLMError):
+    """The goal was canceled while a request was in flight or waiting to be retried: no answer."""
 
 
 class LLMReplayMiss(LLMUnavailable):

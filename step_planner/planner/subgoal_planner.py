@@ -23,7 +23,7 @@ from step_planner.domain.primitives import DomainError, PrimitiveCall, Primitive
 from step_planner.domain.validation import check_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
-from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
+from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.learning import revise_pending, summarize, world_facts
@@ -100,7 +100,10 @@ class StepPlanner:
         if self.llm_calls >= self.config.max_llm_calls:
             raise BudgetExceeded(f"LLM call budget of {self.config.max_llm_calls} used up")
         self.llm_calls += 1
-        return self.llm.complete(messages, schema, purpose)
+        try:
+            return self.llm.complete(messages, schema, purpose)
+        except LLMCanceled:  # the client gave up waiting because of our own cancel event
+            raise Canceled() from None
 
     def _check_budgets(self) -> None:
         if self.cancel.is_set():

@@ -35,6 +35,7 @@ from step_planner.ros.goal_policy import GoalArbiter, Ticket
 from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer
 from step_planner.ros.progress import GoalProgress
 from step_planner.ros.qos import latched, perception
+from step_planner.ros.recording import GoalRecording
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
 from step_planner_interfaces.srv import ApproveStep
@@ -48,6 +49,7 @@ class StepPlannerNode(Node):
         scene (str): scene for symbolic/sim goals that name none
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
         heartbeat_period_s (float, read-only); approval_mode (bool); approval_timeout_s (float)
+        episodes.* (record, folder, max_episodes, max_megabytes, max_age_days): one episode per goal
         llm.* (model, base_url, api_key_env [read-only], timeout_s, max_retries, temperature, max_tokens,
         structured) and planner.* (budgets, features): read at the start of each goal
 
@@ -188,7 +190,8 @@ class StepPlannerNode(Node):
         values = params.read_all(self)
         try:
             config = params.planner_config(values)
-            llm = LLMClient(LLMConfig.from_dict(params.llm_settings(values)))
+            # the goal's cancel also abandons an LLM request in flight: a cancel never waits for an answer
+            llm = LLMClient(LLMConfig.from_dict(params.llm_settings(values)), cancel=ticket.cancel)
         except (ConfigError, LLMConfigError) as exc:
             return GoalResult(False, GoalError.INVALID_GOAL, f"node configuration: {exc}")
         try:
@@ -202,11 +205,24 @@ class StepPlannerNode(Node):
         gates = [safety_gate(self.envelope, self.library, executor)]
         if values["approval_mode"] and not goal.dry_run:
             gates.append(lambda call: self.approval.check(call, ticket.cancel))
+        recording = GoalRecording(values, self.get_logger().warning, goal_id=goal_id, instruction=goal.instruction,
+                                  scene=goal.scene or self.get_parameter("scene").value, backend=self.backend,
+                                  config=config.to_dict(), world=world)
+        recording.attach(llm)
+
+        def on_step(call, outcome, world_after) -> None:
+            progress.on_step(call, outcome, world_after)
+            recording.on_step(call, outcome, world_after)
+
+        result = None
         try:
-            return run_goal(goal.instruction, library=self.library, executor=executor, llm=llm, config=config,
-                            listeners=[progress], cancel=ticket.cancel, goal_id=goal_id,
-                            on_step=progress.on_step, gate=chain(gates))
+            result = run_goal(goal.instruction, library=self.library, executor=executor, llm=llm, config=config,
+                              listeners=[progress, *recording.listeners], cancel=ticket.cancel, goal_id=goal_id,
+                              on_step=on_step, gate=chain(gates))
+            return result
         finally:
+            if result is not None and (path := recording.finish(result)):
+                self.get_logger().info(f"goal {goal_id} recorded in {path}")
             llm.close()
             if executor.inner is not self._persistent_executor and hasattr(executor.inner, "close"):
                 executor.inner.close()

@@ -58,6 +58,12 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "the arm."),
     ParamSpec("approval_timeout_s", 120.0, "How long a primitive waits for approval before it is refused.",
               1.0, 3600.0),
+    ParamSpec("episodes.record", True, "Record every goal that runs as an episode (MCAP bag + summary.json: "
+              "tree revisions, LLM exchanges without headers or key, primitives, result)."),
+    ParamSpec("episodes.folder", "", "Episode folder; empty = $STEP_PLANNER_EPISODES or ~/.step_planner/episodes."),
+    ParamSpec("episodes.max_episodes", 200, "Keep at most this many episodes (the oldest are pruned).", 1, 100000),
+    ParamSpec("episodes.max_megabytes", 2000, "Keep the episode folder under this size.", 1, 1000000),
+    ParamSpec("episodes.max_age_days", 30.0, "Prune episodes older than this.", 0.01, 3650.0),
     ParamSpec("llm.model", "gpt-4o-mini", "Model name at the endpoint."),
     ParamSpec("llm.base_url", "", "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama); "
               "empty = api.openai.com."),

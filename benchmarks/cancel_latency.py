@@ -1,0 +1,200 @@
+"""How fast does a cancel stop the robot and end the goal?
+
+    python benchmarks/cancel_latency.py [--runs 10] [--llm-runs 5]
+
+Three measurements, each the wall time from ``cancel.set()`` (on another thread, as the ROS node does
+it) to the moment control returns:
+
+1. MuJoCo ``SimExecutor.execute(pick(tape))``, cancel at a random moment of the primitive (planning or
+   motion): time until ``execute()`` returns CANCELED with the arm held still.
+2. ``run_goal`` on the MuJoCo backend (scripted expert in-process as the LLM), cancel at a random moment
+   of the goal: time until ``run_goal`` returns CANCELED, and how many primitives *started* after the cancel.
+3. ``run_goal`` while the planner waits for an LLM answer (real openai client, loopback server holding
+   its answer for ``--hold`` s): with the goal's cancel wired into ``LLMClient(cancel=...)`` (what the
+   node does) and without it (the behaviour before: the goal waits for the answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from step_planner.bench.expert import ScriptedExpert  # noqa: E402
+from step_planner.bench.inproc_llm import InProcessLLM  # noqa: E402
+from step_planner.bench.tasks import load_suite  # noqa: E402
+from step_planner.domain.primitives import PrimitiveLibrary  # noqa: E402
+from step_planner.domain.scene import load_scene  # noqa: E402
+from step_planner.execution.base import ExecCode  # noqa: E402
+from step_planner.execution.symbolic import SymbolicExecutor  # noqa: E402
+from step_planner.planner.config import PlannerConfig  # noqa: E402
+from step_planner.planner.runner import run_goal  # noqa: E402
+
+CONFIG = ROOT / "config"
+SCENE = CONFIG / "scenes" / "drawer_desk.yaml"
+TASK_ID = "ss03_tape_in_drawer"  # open the drawer, pick the tape, place it in the drawer
+
+
+def ms(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"median {statistics.median(values) * 1000:.1f} ms, max {max(values) * 1000:.1f} ms (n={len(values)})"
+
+
+def press_after(delay: float, cancel: threading.Event, stamp: dict) -> threading.Thread:
+    def press() -> None:
+        time.sleep(delay)
+        stamp["set"] = time.perf_counter()
+        cancel.set()
+
+    thread = threading.Thread(target=press, daemon=True)
+    thread.start()
+    return thread
+
+
+def bench_execute(library: PrimitiveLibrary, runs: int, rng: random.Random) -> None:
+    from step_planner.execution.sim.executor import SimExecutor
+
+    world = load_scene(SCENE)
+    executor = SimExecutor(library, world, seed=1)
+    call = library.parse_call_text("pick(tape)")
+    t0 = time.perf_counter()
+    full = executor.execute(call)
+    duration = time.perf_counter() - t0
+    print(f"pick(tape) uncanceled: {full.code.value} in {duration:.2f} s wall")
+    latencies, stop_sim, speeds, phases, codes = [], [], [], {"planning": 0, "motion": 0}, []
+    for _ in range(runs):
+        executor.reset(world)
+        cancel, stamp = threading.Event(), {}
+        thread = press_after(rng.uniform(0.1, 0.8) * duration, cancel, stamp)
+        outcome = executor.execute(call, cancel)
+        returned = time.perf_counter()
+        thread.join()
+        codes.append(outcome.code.value)
+        if outcome.code is ExecCode.CANCELED and stamp.get("set", returned) <= returned:
+            latencies.append(returned - stamp["set"])
+            phases["planning" if "planning" in outcome.message else "motion"] += 1
+            if "stop_sim_s" in outcome.details:
+                stop_sim.append(outcome.details["stop_sim_s"])
+                speeds.append(outcome.details["joint_speed_at_cancel"])
+    executor.close()
+    print(f"1. SimExecutor.execute(pick(tape)): {codes.count('CANCELED')}/{runs} CANCELED "
+          f"({phases['motion']} during motion, {phases['planning']} while planning; others: "
+          f"{sorted(c for c in codes if c != 'CANCELED') or 'none'})")
+    print(f"   cancel.set() -> execute() returned: {ms(latencies)}")
+    print(f"   arm at rest (< 0.02 rad/s) after, simulated: {ms(stop_sim)}; fastest joint at the cancel: "
+          f"median {statistics.median(speeds) if speeds else float('nan'):.3f} rad/s")
+
+
+class StartLog:
+    """An executor wrapper that notes when each primitive started."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.starts = inner, []
+
+    def execute(self, call, cancel=None):
+        self.starts.append(time.perf_counter())
+        return self.inner.execute(call, cancel)
+
+    def observe(self):
+        return self.inner.observe()
+
+    def reset(self, world):
+        self.inner.reset(world)
+
+
+def bench_run_goal(library: PrimitiveLibrary, runs: int, rng: random.Random) -> None:
+    from step_planner.execution.sim.executor import SimExecutor
+
+    task = next(t for t in load_suite("table3") if t.id == TASK_ID)
+    expert = ScriptedExpert(library, seed=0)
+    expert.register(task.instruction, task.goal)
+    sim = SimExecutor(library, task.fresh_world(), seed=1)
+    t0 = time.perf_counter()
+    full = run_goal(task.instruction, library=library, executor=sim, llm=InProcessLLM(expert),
+                    config=PlannerConfig())
+    duration = time.perf_counter() - t0
+    print(f"\n'{task.instruction}' on MuJoCo uncanceled: {full.error.value}, {len(full.executed)} primitives "
+          f"in {duration:.2f} s wall")
+    latencies, late_starts, codes = [], 0, []
+    for _ in range(runs):
+        sim.reset(task.fresh_world())
+        executor = StartLog(sim)
+        cancel, stamp = threading.Event(), {}
+        thread = press_after(rng.uniform(0.05, 0.9) * duration, cancel, stamp)
+        result = run_goal(task.instruction, library=library, executor=executor, llm=InProcessLLM(expert),
+                          config=PlannerConfig(), cancel=cancel)
+        returned = time.perf_counter()
+        thread.join()
+        codes.append(result.error.value)
+        if result.error.value == "CANCELED":
+            latencies.append(returned - stamp["set"])
+            late_starts += sum(1 for s in executor.starts if s > stamp["set"])
+    sim.close()
+    print(f"2. run_goal on MuJoCo: {codes.count('CANCELED')}/{runs} CANCELED; primitives started after the "
+          f"cancel: {late_starts}")
+    print(f"   cancel.set() -> run_goal returned: {ms(latencies)}")
+
+
+def bench_llm_in_flight(library: PrimitiveLibrary, runs: int, hold_s: float) -> None:
+    from step_planner.llm.client import LLMClient
+    from step_planner.llm.config import LLMConfig
+    from step_planner.llm.loopback import LoopbackServer
+
+    arrived = threading.Event()
+
+    def slow(_request: dict) -> str:
+        arrived.set()
+        time.sleep(hold_s)
+        return json.dumps({"done": False, "subgoal": "open_drawer(drawer)"})
+
+    print(f"\n3. run_goal canceled 0.2 s into an LLM request (the endpoint answers after {hold_s:g} s):")
+    with LoopbackServer(slow) as server:
+        settings = LLMConfig(base_url=server.base_url, model="loopback", timeout_s=hold_s + 10, max_retries=0)
+        for wired in (True, False):
+            latencies, codes = [], []
+            for _ in range(runs if wired else max(1, runs // 2)):
+                arrived.clear()
+                cancel, stamp = threading.Event(), {}
+                client = LLMClient(settings, cancel=cancel if wired else None)
+                waiter = threading.Thread(target=lambda c=cancel, s=stamp: arrived.wait(30) and (
+                    time.sleep(0.2), s.update(set=time.perf_counter()), c.set()), daemon=True)
+                waiter.start()
+                result = run_goal("open the drawer", library=library, executor=SymbolicExecutor(
+                    library, load_scene(SCENE)), llm=client, config=PlannerConfig(), cancel=cancel)
+                returned = time.perf_counter()
+                waiter.join()
+                client.close()
+                codes.append(result.error.value)
+                latencies.append(returned - stamp["set"])
+            label = "cancel wired into LLMClient (node)" if wired else "client without cancel (before)  "
+            print(f"   {label}: {codes.count('CANCELED')}/{len(codes)} CANCELED; cancel.set() -> run_goal "
+                  f"returned: {ms(latencies)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--llm-runs", type=int, default=6)
+    parser.add_argument("--hold", type=float, default=3.0, help="seconds the loopback LLM takes to answer")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--skip-sim", action="store_true")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    library = PrimitiveLibrary.load(CONFIG / "primitives.yaml")
+    if not args.skip_sim:
+        bench_execute(library, args.runs, rng)
+        bench_run_goal(library, args.runs, rng)
+    bench_llm_in_flight(library, args.llm_runs, args.hold)
+
+
+if __name__ == "__main__":
+    main()
