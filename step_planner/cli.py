@@ -122,7 +122,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         try:
             executor = make_executor(args.backend, library, world, **options)
-        except BackendUnavailable as exc:
+        except (BackendUnavailable, SceneError) as exc:
             print(f"step-planner: {exc}", file=sys.stderr)
             return 2
         if hasattr(executor, "close"):
@@ -164,6 +164,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.domain.scene import SceneError
     from step_planner.episodes.bag import EpisodeError
     from step_planner.episodes.episode import comparison_table, load_episode, replay_episode
     from step_planner.execution.factory import BackendUnavailable, make_executor
@@ -181,7 +182,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     options = {"video_path": args.video} if args.video else {}
     try:
         executor = make_executor(args.backend, library, world, **options)
-    except BackendUnavailable as exc:
+    except (BackendUnavailable, SceneError) as exc:
         print(f"step-planner: {exc}", file=sys.stderr)
         return 2
     try:

@@ -63,3 +63,12 @@ def test_bad_inputs_give_clear_errors(tmp_path, capsys):
         main(["plan", TASK, "--scene", "no_such_scene", "--no-record"])
     assert main(["plan", TASK, "--features", "telepathy", "--no-record"]) == 2
     assert "unknown features" in capsys.readouterr().err
+
+
+def test_scene_geometry_the_simulator_cannot_build_is_a_clear_error(tmp_path, capsys):
+    pytest.importorskip("mujoco")
+    scene = tmp_path / "bad_geometry.yaml"
+    scene.write_text("places: [{name: table}]\nobjects: [{name: cube, at: table, geometry: {shape: blob}}]\n")
+    code = main(["plan", TASK, "--scene", str(scene), "--backend", "sim", "--no-record"])
+    err = capsys.readouterr().err
+    assert code == 2 and "step-planner:" in err and "Traceback" not in err

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import check_call
@@ -28,6 +29,7 @@ from step_planner.execution.base import ExecCode, Executor, Outcome
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import DecompositionAnswer
 from step_planner.planner.config import KNOWN_FEATURES, PlannerConfig
+from step_planner.planner.memory import EpisodicMemory, minilm_embedder
 from step_planner.planner.prompts import PromptBook, describe_outcome
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.runner import run_goal
@@ -198,6 +200,21 @@ def _flat(instruction: str, library: PrimitiveLibrary, executor: Executor, llm: 
         return end(False, GoalError.LLM_UNAVAILABLE, f"LLM endpoint unavailable: {exc}")
 
 
+_EPISODIC: EpisodicMemory | None = None
+
+
+def sweep_episodic_memory() -> EpisodicMemory:
+    """One episodic store per process (a sweep), seeded from config and grown by the sweep's successes."""
+    global _EPISODIC
+    if _EPISODIC is None:
+        import tempfile
+
+        store = Path(tempfile.mkdtemp(prefix="step_planner_episodic_")) / "episodic.jsonl"
+        seed = Path(__file__).resolve().parents[2] / "config" / "episodic_seed.yaml"
+        _EPISODIC = EpisodicMemory(store, minilm_embedder(), seed=seed)
+    return _EPISODIC
+
+
 def is_known(name: str) -> bool:
     """A planner name :func:`run_planner` accepts (``step+feature`` variants included)."""
     if name in PLANNERS:
@@ -211,7 +228,9 @@ def run_planner(name: str, instruction: str, *, library: PrimitiveLibrary, execu
     """Run planner ``name`` (one of :data:`PLANNERS`) on one instruction."""
     if name.startswith("step+") and is_known(name):
         featured = config.with_features(set(config.features) | set(name.split("+")[1:]))
-        return run_goal(instruction, library=library, executor=executor, llm=llm, config=featured, on_step=on_step)
+        episodic = sweep_episodic_memory() if "episodic_memory" in featured.features else None
+        return run_goal(instruction, library=library, executor=executor, llm=llm, config=featured, on_step=on_step,
+                        episodic=episodic)
     if name == "step":
         return run_goal(instruction, library=library, executor=executor, llm=llm, config=config, on_step=on_step)
     if name == "step_no_tree":
