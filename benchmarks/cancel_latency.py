@@ -1,14 +1,16 @@
 """How fast does a cancel stop the robot and end the goal?
 
-    python benchmarks/cancel_latency.py [--runs 10] [--llm-runs 5]
+    python benchmarks/cancel_latency.py [--runs 10] [--llm-runs 6]
 
 Three measurements, each the wall time from ``cancel.set()`` (on another thread, as the ROS node does
 it) to the moment control returns:
 
-1. MuJoCo ``SimExecutor.execute(pick(tape))``, cancel at a random moment of the primitive (planning or
-   motion): time until ``execute()`` returns CANCELED with the arm held still.
-2. ``run_goal`` on the MuJoCo backend (scripted expert in-process as the LLM), cancel at a random moment
-   of the goal: time until ``run_goal`` returns CANCELED, and how many primitives *started* after the cancel.
+1. MuJoCo ``SimExecutor.execute(pick(tape))``, cancel while the arm moves (a physics hook signals "moving"
+   at > 0.2 rad/s after a random 0-0.6 s; a second thread sets the cancel): time until ``execute()``
+   returns CANCELED with the arm held still.
+2. ``run_goal`` on the MuJoCo backend (scripted expert in-process as the LLM), cancel while a random one of
+   the goal's primitives moves: time until ``run_goal`` returns CANCELED, and how many primitives
+   *started* after the cancel.
 3. ``run_goal`` while the planner waits for an LLM answer (real openai client, loopback server holding
    its answer for ``--hold`` s): with the goal's cancel wired into ``LLMClient(cancel=...)`` (what the
    node does) and without it (the behaviour before: the goal waits for the answer).
@@ -40,6 +42,7 @@ from step_planner.planner.runner import run_goal  # noqa: E402
 
 CONFIG = ROOT / "config"
 SCENE = CONFIG / "scenes" / "drawer_desk.yaml"
+FAST = 0.2  # rad/s: "mid-trajectory" means some joint moves at least this fast
 TASK_ID = "ss03_tape_in_drawer"  # open the drawer, pick the tape, place it in the drawer
 
 
@@ -49,15 +52,33 @@ def ms(values: list[float]) -> str:
     return f"median {statistics.median(values) * 1000:.1f} ms, max {max(values) * 1000:.1f} ms (n={len(values)})"
 
 
-def press_after(delay: float, cancel: threading.Event, stamp: dict) -> threading.Thread:
+def press_when(ready: threading.Event, cancel: threading.Event, stamp: dict) -> threading.Thread:
+    """Set ``cancel`` from this thread as soon as ``ready`` is set (by the physics loop, mid-motion)."""
+
     def press() -> None:
-        time.sleep(delay)
-        stamp["set"] = time.perf_counter()
-        cancel.set()
+        if ready.wait(120):
+            stamp["set"] = time.perf_counter()
+            cancel.set()
 
     thread = threading.Thread(target=press, daemon=True)
     thread.start()
     return thread
+
+
+class MidMotion:
+    """A physics step hook: sets ``ready`` once the arm moves fast (> FAST rad/s) at least ``after_s`` of
+    simulated time after arming, while ``armed()`` holds. The cancel itself comes from another thread."""
+
+    def __init__(self, sim, after_s: float, armed=lambda: True) -> None:
+        self.sim, self.after_s, self.armed = sim, after_s, armed
+        self.ready, self.t0 = threading.Event(), None
+
+    def __call__(self, data) -> None:
+        if self.ready.is_set() or not self.armed():
+            return
+        self.t0 = data.time if self.t0 is None else self.t0
+        if data.time - self.t0 >= self.after_s and abs(data.qvel[self.sim.index.arm_dof]).max() > FAST:
+            self.ready.set()
 
 
 def bench_execute(library: PrimitiveLibrary, runs: int, rng: random.Random) -> None:
@@ -74,8 +95,11 @@ def bench_execute(library: PrimitiveLibrary, runs: int, rng: random.Random) -> N
     for _ in range(runs):
         executor.reset(world)
         cancel, stamp = threading.Event(), {}
-        thread = press_after(rng.uniform(0.1, 0.8) * duration, cancel, stamp)
+        trigger = MidMotion(executor, rng.uniform(0.0, 0.6))
+        executor.step_hooks[:] = [trigger]
+        thread = press_when(trigger.ready, cancel, stamp)
         outcome = executor.execute(call, cancel)
+        trigger.ready.set()  # release the presser if the primitive ended first
         returned = time.perf_counter()
         thread.join()
         codes.append(outcome.code.value)
@@ -129,9 +153,13 @@ def bench_run_goal(library: PrimitiveLibrary, runs: int, rng: random.Random) -> 
         sim.reset(task.fresh_world())
         executor = StartLog(sim)
         cancel, stamp = threading.Event(), {}
-        thread = press_after(rng.uniform(0.05, 0.9) * duration, cancel, stamp)
+        k = rng.randint(1, len(full.executed))  # cancel during the k-th primitive
+        trigger = MidMotion(sim, rng.uniform(0.0, 0.3), armed=lambda k=k, ex=executor: len(ex.starts) == k)
+        sim.step_hooks[:] = [trigger]
+        thread = press_when(trigger.ready, cancel, stamp)
         result = run_goal(task.instruction, library=library, executor=executor, llm=InProcessLLM(expert),
                           config=PlannerConfig(), cancel=cancel)
+        trigger.ready.set()
         returned = time.perf_counter()
         thread.join()
         codes.append(result.error.value)

@@ -170,7 +170,8 @@ class LLMClient:
         try:
             response = self._create(request, purpose)
             text, usage, finish = self._read_response(response, request["messages"])
-            return text, finish == "length"
+            # an endpoint that echoes the key (in reasoning, a reason) must not carry it into the tree
+            return self._scrub(text), finish == "length"
         except (_Transient, _SchemaRejected, LLMUnavailable, LLMCanceled) as exc:
             error = self._scrub(str(exc))
             raise
