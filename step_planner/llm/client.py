@@ -8,7 +8,11 @@ a bad answer gets exactly one corrective retry with the validation error fed bac
 The API key is read from the environment variable named by `LLMConfig.api_key_env`. When it is unset,
 the placeholder "not-needed" is sent instead: local OpenAI-compatible servers (llama.cpp, vLLM, Ollama,
 the loopback server) accept any key, and a real API answers 401, which is reported as LLMUnavailable.
-The key never enters records, exchange dicts, logs or exception messages.
+The key never enters records, exchange dicts, logs, exception messages or the answer text handed back.
+
+Cancel: with `LLMClient(config, cancel=event)` a set event ends the call at once with LLMCanceled —
+before a request, during the retry backoff, or while a request is in flight (it runs on a worker
+thread that is abandoned; its late answer is dropped). Without an event the call blocks as before.
 """
 
 from __future__ import annotations
