@@ -81,7 +81,7 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("planner.max_llm_calls", 80, "LLM calls per goal before BUDGET_EXCEEDED.", 1, 1000),
     ParamSpec("planner.max_primitives", 40, "Primitives per goal before BUDGET_EXCEEDED.", 1, 500),
     ParamSpec("planner.wall_clock_s", 300.0, "Seconds per goal before BUDGET_EXCEEDED.", 1.0, 86400.0),
-    ParamSpec("planner.features", [], "Planner features: " + ", ".join(sorted(KNOWN_FEATURES)) + ".",
+    ParamSpec("planner.features", ["verify_done"], "Planner features: " + ", ".join(sorted(KNOWN_FEATURES)) + ".",
               item_choices=KNOWN_FEATURES),
 )
 SPECS = {spec.name: spec for spec in PARAMETERS}
