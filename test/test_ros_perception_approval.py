@@ -77,13 +77,14 @@ def test_approval_mode_runs_only_approved_primitives():
         result_future = handle.get_result_async()
         while not result_future.done():
             wait_until(lambda: ros.node.approval.pending or result_future.done())
-            step = ros.node.approval.pending
+            step, asked = ros.node.approval.pending, ros.node.approval.asked
             if step is None:
                 continue
             refuse = step == "pick(object=tape)" and not any(r for _, _, r in answers)
             reply = wait_for(approve.call_async(ApproveStep.Request(approve=not refuse, reason="not now")))
             answers.append((step, reply.accepted, refuse))
-            wait_until(lambda s=step: ros.node.approval.pending != s or result_future.done())
+            # the same primitive may be proposed again at once after a refusal: wait for the next request
+            wait_until(lambda n=asked: ros.node.approval.asked > n or result_future.done())
         result = result_future.result().result
         assert ("pick(object=tape)", True, True) in answers
         assert "pick(object=tape) -> REJECTED" in result.executed_primitives

@@ -21,6 +21,7 @@ class ApprovalGate:
         self._cond = threading.Condition()
         self._pending: str | None = None
         self._answer: tuple[bool, str] | None = None
+        self.asked = 0  # how many steps have waited for approval (tells two identical requests apart)
 
     @property
     def pending(self) -> str | None:
@@ -33,6 +34,7 @@ class ApprovalGate:
         timer.daemon = True
         with self._cond:
             self._pending, self._answer = str(call), None
+            self.asked += 1
         self._on_pending(str(call))
         timer.start()
         try:
