@@ -21,6 +21,14 @@ from step_planner.domain.world import WorldState
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config"
 
+DRAWER_TASK = "put the tape and the screwdriver in the drawer"
+DRAWER_PLANS = {  # a two-level decomposition of the drawer task, for scripted models
+    DRAWER_TASK: ["open_drawer(drawer)", "put the tape in the drawer", "put the screwdriver in the drawer",
+                  "close_drawer(drawer)"],
+    "put the tape in the drawer": ["pick(tape)", "place(tape, drawer)"],
+    "put the screwdriver in the drawer": ["pick(screwdriver)", "place(screwdriver, drawer)"],
+}
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 

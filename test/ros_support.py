@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 
 import rclpy
+from conftest import DRAWER_PLANS, DRAWER_TASK
 from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
@@ -24,14 +25,8 @@ from step_planner.llm.loopback import Fault, LoopbackServer
 from step_planner.ros.node import StepPlannerNode
 from step_planner_interfaces.action import ExecuteTask
 
-TASK = "put the tape and the screwdriver in the drawer"
-PLANS = {
-    TASK: ["open_drawer(drawer)", "put the tape in the drawer", "put the screwdriver in the drawer",
-           "close_drawer(drawer)"],
-    "put the tape in the drawer": ["pick(tape)", "place(tape, drawer)"],
-    "put the screwdriver in the drawer": ["pick(screwdriver)", "place(screwdriver, drawer)"],
-    "put the cup on the tray": ["pick(cup)", "place(cup, tray)"],
-}
+TASK = DRAWER_TASK
+PLANS = {**DRAWER_PLANS, "put the cup on the tray": ["pick(cup)", "place(cup, tray)"]}
 DRAWER_PRIMITIVES = [
     "open_drawer(drawer=drawer)", "pick(object=tape)", "place(object=tape, target=drawer)",
     "pick(object=screwdriver)", "place(object=screwdriver, target=drawer)", "close_drawer(drawer=drawer)",

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from conftest import ScriptedLLM, section, table_plan
+from conftest import DRAWER_PLANS, DRAWER_TASK, ScriptedLLM, section, table_plan
 
 from step_planner.execution.symbolic import SymbolicExecutor
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.runner import run_goal
 
-TASK = "put the tape and the screwdriver in the drawer"
-PLANS = {
-    TASK: ["open_drawer(drawer)", "put the tape in the drawer", "put the screwdriver in the drawer",
-           "close_drawer(drawer)"],
-    "put the tape in the drawer": ["pick(tape)", "place(tape, drawer)"],
-    "put the screwdriver in the drawer": ["pick(screwdriver)", "place(screwdriver, drawer)"],
-}
+TASK, PLANS = DRAWER_TASK, DRAWER_PLANS
 
 
 def run(library, world):
