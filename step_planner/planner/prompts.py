@@ -15,6 +15,7 @@ from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer, Term
 from step_planner.planner.tree import NodeStatus, SubgoalNode, SubgoalTree
 
 DEFAULT_PROMPTS_DIR = Path(__file__).resolve().parents[2] / "config" / "prompts"
+_PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "observation", "subgoal", "extra")
 _TEMPLATES = ("decompose_system", "decompose_user", "terminate_system", "terminate_user", "verify_system",
               "verify_user")
 
@@ -74,8 +75,7 @@ class PromptBook:
         return book
 
     def _check(self) -> None:
-        probe = {k: "" for k in ("embodiment", "primitives", "schema", "instruction", "parent", "ancestors",
-                                 "siblings", "feedback", "observation", "subgoal", "extra")}
+        probe = dict.fromkeys(("embodiment", "primitives", "schema", *_PLACEHOLDERS), "")
         for name, text in self.templates.items():
             try:
                 text.format(**probe)
@@ -105,60 +105,53 @@ class PromptBook:
             lines.append(f"{i}. {child.text} -> {describe_outcome(child)}{note}")
         return "\n".join(lines) if lines else "(none yet)"
 
+    def _messages(self, kind: str, schema: type, **fields: str) -> list[dict[str, str]]:
+        """System + user message of one prompt kind; placeholders a template does not use are ignored,
+        and the feature sections (``extra``) are appended when the template does not place them."""
+        template = self.templates[f"{kind}_user"]
+        values = dict.fromkeys(_PLACEHOLDERS, "") | fields
+        user = template.format(**values)
+        if values["extra"] and "{extra}" not in template:
+            user = f"{user.rstrip()}\n\n{values['extra']}\n"
+        return [
+            {"role": "system", "content": self._system(f"{kind}_system", schema)},
+            {"role": "user", "content": user},
+        ]
+
     def decomposition(
         self, tree: SubgoalTree, node_id: int, observation: str, feedback: list[str], extra: str = "",
         collapse: bool = False,
     ) -> list[dict[str, str]]:
         node = tree.node(node_id)
         path = [a.text for a in tree.ancestors(node_id)] + [node.text]
-        user = self.templates["decompose_user"].format(
+        return self._messages(
+            "decompose", DecompositionAnswer,
             instruction=tree.instruction,
             parent=node.text,
             ancestors="\n".join(f"{'  ' * i}- {t}" for i, t in enumerate(path)),
             siblings=self.siblings_text(tree, node_id, collapse=collapse),
             feedback="\n".join(f"- {f}" for f in feedback) if feedback else "(none)",
             observation=observation,
-            subgoal="",
             extra=extra,
         )
-        if extra:
-            user = f"{user.rstrip()}\n\n{extra}\n"
-        return [
-            {"role": "system", "content": self._system("decompose_system", DecompositionAnswer)},
-            {"role": "user", "content": user},
-        ]
 
     def termination(self, tree: SubgoalTree, node_id: int, observation: str) -> list[dict[str, str]]:
         node = tree.node(node_id)
         assert node.parent is not None, "the root is never judged as a leaf"
-        user = self.templates["terminate_user"].format(
+        return self._messages(
+            "terminate", TerminationAnswer,
             subgoal=node.text,
             parent=tree.node(node.parent).text,
             siblings=self.siblings_text(tree, node.parent, before=node.id),
             observation=observation,
             instruction=tree.instruction,
-            ancestors="",
-            feedback="",
-            extra="",
         )
-        return [
-            {"role": "system", "content": self._system("terminate_system", TerminationAnswer)},
-            {"role": "user", "content": user},
-        ]
 
     def verification(self, tree: SubgoalTree, node_id: int, observation: str) -> list[dict[str, str]]:
-        node = tree.node(node_id)
-        user = self.templates["verify_user"].format(
+        return self._messages(
+            "verify", CompletionAnswer,
             instruction=tree.instruction,
-            subgoal=node.text,
+            subgoal=tree.node(node_id).text,
             siblings=self.siblings_text(tree, node_id, collapse=True),
             observation=observation,
-            parent="",
-            ancestors="",
-            feedback="",
-            extra="",
         )
-        return [
-            {"role": "system", "content": self._system("verify_system", CompletionAnswer)},
-            {"role": "user", "content": user},
-        ]
