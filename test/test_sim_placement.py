@@ -90,3 +90,17 @@ def test_three_blocks_into_the_box_in_physics():
             assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
     seen = ex.observe()
     assert all(seen.objects[b].location == "box" for b in ("blue_block", "red_block", "green_block"))
+
+
+@pytest.mark.sim
+def test_an_open_upper_drawer_blocks_the_lower_handle_until_closed():
+    from step_planner.execution.sim.executor import SimExecutor
+
+    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    ex = SimExecutor(library, load_scene(ROOT / "config" / "scenes" / "two_drawers.yaml"), seed=1)
+    assert ex.execute(library.parse_call_text("open_drawer(top_drawer)")).code is ExecCode.SUCCESS
+    out = ex.execute(library.parse_call_text("open_drawer(bottom_drawer)"))
+    assert out.code is ExecCode.PLAN_FAILED and "close top_drawer first" in out.message
+    assert ex.execute(library.parse_call_text("close_drawer(top_drawer)")).code is ExecCode.SUCCESS
+    out = ex.execute(library.parse_call_text("open_drawer(bottom_drawer)"))
+    assert out.code is ExecCode.SUCCESS, out.message

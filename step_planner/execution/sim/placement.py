@@ -121,6 +121,41 @@ class Area:
         return float(np.sum(centre - self.lo))
 
 
+def _fits(area: Area, shape: str, half: np.ndarray, yaw_pair, xy: np.ndarray, others, gap: float) -> bool:
+    """The object (held at this hand yaw) and its fingers fit at ``xy``, and every pick stays possible."""
+    hand_yaw, obj_yaw = yaw_pair
+    body, fingers = held_footprints(shape, half, obj_yaw, hand_yaw, xy)
+    if not (area.holds(body, 0.004) and area.holds(fingers, 0.0)):
+        return False
+    if any(overlap(body, o.footprint, gap) or overlap(fingers, o.footprint, 0.003) for o in others):
+        return False
+    # the palm now (this placement's hand yaw) and when this object is picked again
+    palms = (Footprint(xy, np.array(PALM_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy))
+    height, palm_bottom = 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP
+    return not any(
+        blocks_pick(body, height, o.palm, o.palm_bottom)
+        or any(blocks_pick(o.footprint, o.height, p, palm_bottom) for p in palms)
+        for o in others
+    )
+
+
+PROBE_HALF = np.array([0.02, 0.02, 0.02])  # a typical small object (4 cm block) for judging room left
+PROBE_YAWS = ((np.pi / 2, 0.0), (0.0, np.pi / 2))
+
+
+def _room_left(area: Area, shape: str, half: np.ndarray, yaws, spot, others, gap: float) -> int:
+    """How many 2 cm-grid spots a 4 cm block would still find after this object goes to ``spot``."""
+    xy, hand_yaw = spot
+    obj_yaw = dict(yaws)[hand_yaw]
+    fp = Footprint(xy, half[:2].copy(), obj_yaw, round=shape == "cylinder")
+    palm = palm_zone(shape, half, obj_yaw, xy)
+    after = [*others, Resting(fp, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP, palm)]
+    xs = np.arange(area.lo[0], area.hi[0] + 1e-9, 2 * GRID)
+    ys = np.arange(area.lo[1], area.hi[1] + 1e-9, 2 * GRID)
+    grid = [np.array([x, y]) for x in xs for y in ys]
+    return sum(any(_fits(area, "box", PROBE_HALF, p, c, after, gap) for p in PROBE_YAWS) for c in grid)
+
+
 def free_spots(
     area: Area,
     shape: str,
@@ -131,38 +166,28 @@ def free_spots(
     order_key,
     limit: int = 8,
     spread: float = 0.02,
+    pack: bool = False,
 ) -> list[tuple[np.ndarray, float]]:
     """Up to ``limit`` (centre, hand yaw) spots, best first by ``order_key(centre)``, each
     ``spread`` apart so a rejected spot is not retried a centimetre away.
 
     ``yaws`` lists (hand yaw, object yaw that hand yaw gives) pairs in order of preference. A spot
     that would leave this object or a neighbour unpickable (a tall object under a pick's palm) is
-    not free either.
+    not free either. With ``pack`` (containers) the spots that leave the most room for one more
+    small object come first: greedy corner-first filling alone strands the third object.
     """
-    height = 2 * float(half[2])
-    my_palm_bottom = grasp_height(half) + PALM_ABOVE_GRASP
     xs = np.arange(area.lo[0], area.hi[0] + 1e-9, GRID)
     ys = np.arange(area.lo[1], area.hi[1] + 1e-9, GRID)
     found: list[tuple[np.ndarray, float]] = []
     for xy in sorted((np.array([x, y]) for x in xs for y in ys), key=order_key):
         if any(np.linalg.norm(xy - c) < spread for c, _ in found):
             continue
-        for hand_yaw, obj_yaw in yaws:
-            body, fingers = held_footprints(shape, half, obj_yaw, hand_yaw, xy)
-            if not (area.holds(body, 0.004) and area.holds(fingers, 0.0)):
-                continue
-            if any(overlap(body, o.footprint, gap) or overlap(fingers, o.footprint, 0.003) for o in others):
-                continue
-            # the palm now (this placement's hand yaw) and when this object is picked again
-            palms = (Footprint(xy, np.array(PALM_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy))
-            if any(
-                blocks_pick(body, height, o.palm, o.palm_bottom)
-                or any(blocks_pick(o.footprint, o.height, p, my_palm_bottom) for p in palms)
-                for o in others
-            ):
-                continue
-            found.append((xy, hand_yaw))
-            break
+        pair = next((p for p in yaws if _fits(area, shape, half, p, xy, others, gap)), None)
+        if pair is not None:
+            found.append((xy, pair[0]))
         if len(found) >= limit:
             break
+    if pack and len(found) > 1:
+        room = [_room_left(area, shape, half, yaws, s, others, gap) for s in found]
+        found = [s for _, s in sorted(zip(room, found, strict=True), key=lambda rs: -rs[0])]
     return found

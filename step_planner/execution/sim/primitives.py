@@ -38,6 +38,7 @@ MAX_GRASP_WIDTH = 0.075
 HANDLE_OPENING = 0.028
 PUSH_DISTANCE = 0.06
 RELEASE_GAP = 0.01  # fingers open this much to let go, not wide (neighbours, walls)
+CONTAINER_GAP = 0.003  # between objects set down side by side in a container
 DIRECTIONS = {"forward": (1.0, 0.0), "backward": (-1.0, 0.0), "left": (0.0, 1.0), "right": (0.0, -1.0)}
 
 
@@ -223,8 +224,9 @@ class SimPrimitives:
                 obj.half,
                 yaws,
                 self._resting_on(name, d.floor_z),
-                0.005,
+                CONTAINER_GAP,
                 area.fill_order,
+                pack=True,
             )
             return spots, d.floor_z
         if target in self.info.trays:
@@ -238,8 +240,9 @@ class SimPrimitives:
                 obj.half,
                 yaws,
                 self._resting_on(name, z),
-                0.005,
+                CONTAINER_GAP,
                 area.fill_order,
+                pack=True,
             )
             return spots, z
         if target == self.info.table:
@@ -313,8 +316,23 @@ class SimPrimitives:
         self.ctl.gripper(HANDLE_OPENING, cancel)
         self.arm.move_linear(self.arm.grasp_position() + [0, 0, 0.1], "retreat from the handle", cancel)
 
+    def _blocking_upper(self, drawer: str) -> str | None:
+        """An open drawer stacked above ``drawer``: it sits over this drawer's handle and contents,
+        where a top-down grasp cannot reach (a real limit of this hand's top-down grasps)."""
+        d = self.info.drawers[drawer]
+        for name, other in self.info.drawers.items():
+            above = d.covered and not other.covered and np.allclose(other.closed_center, d.closed_center)
+            if above and perc.drawer_opening(self.data, self.info, name) > perc.DRAWER_CLOSED_TOL:
+                return name
+        return None
+
     def open_drawer(self, drawer: str, cancel) -> str:
         d = self.info.drawers[drawer]
+        if upper := self._blocking_upper(drawer):
+            raise MotionInterrupted(
+                ExecCode.PLAN_FAILED,
+                f"the open {upper} covers the {drawer} handle; top-down grasps cannot reach it (close {upper} first)",
+            )
         handle = self._grasp_handle(drawer, cancel)
         travel = d.slide - perc.drawer_opening(self.data, self.info, drawer) - 0.01
         grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
