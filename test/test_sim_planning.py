@@ -46,3 +46,21 @@ def test_transport_over_a_wall_never_touches_it():
     assert ex.observe().objects["tape"].location == "tray"
     assert not touches
     assert np.linalg.norm(ex.data.xpos[wall] - start) < 0.002
+
+
+def test_a_start_a_hair_past_a_joint_limit_still_plans_and_a_far_one_is_refused():
+    from step_planner.execution.sim.executor import SimExecutor
+    from step_planner.execution.sim.model import HOME_Q
+    from step_planner.execution.sim.planning import PlanningError, plan_rrt_connect
+
+    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    ex = SimExecutor(library, load_scene(ROOT / "config" / "scenes" / "drawer_desk.yaml"), seed=1)
+    ex.checker.sync(ex.data)
+    idx = ex.checker.index
+    start = np.array(HOME_Q, dtype=float)
+    start[6] = idx.upper[6] + 0.005  # servo settling past the wrist limit
+    path, _ = plan_rrt_connect(ex.checker, start, np.array(HOME_Q, dtype=float), seed=1)
+    assert np.all(path >= idx.lower - 1e-9) and np.all(path <= idx.upper + 1e-9)
+    start[6] = idx.upper[6] + 0.2
+    with pytest.raises(PlanningError, match="beyond joint limits"):
+        plan_rrt_connect(ex.checker, start, np.array(HOME_Q, dtype=float), seed=1)

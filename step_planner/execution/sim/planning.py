@@ -155,6 +155,9 @@ def _init_ompl(seed: int) -> None:
         _OMPL_READY = True
 
 
+LIMIT_OVERSHOOT = 0.03  # rad a measured start may sit past a joint limit (servo settling)
+
+
 def plan_rrt_connect(
     checker: CollisionChecker,
     q_start: np.ndarray,
@@ -177,6 +180,11 @@ def plan_rrt_connect(
     if hits := checker.contacts(q_goal):
         raise PlanningError(f"goal configuration in collision: {hits[:3]}")
     idx = checker.index
+    over = np.maximum(idx.lower - q_start, q_start - idx.upper)
+    if np.any(over > LIMIT_OVERSHOOT):
+        raise PlanningError(f"start configuration beyond joint limits by {np.round(np.maximum(over, 0), 3).tolist()}")
+    # the servos can settle a few mrad past a limit the plan touched; OMPL rejects such a start
+    q_start = np.clip(q_start, idx.lower, idx.upper)
     space = ob.RealVectorStateSpace(7)
     bounds = ob.RealVectorBounds(7)
     for i in range(7):

@@ -20,6 +20,15 @@ from step_planner.execution.sim.control import MotionInterrupted
 from step_planner.execution.sim.ik import topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
+from step_planner.execution.sim.placement import (
+    PALM_ABOVE_GRASP,
+    Area,
+    Footprint,
+    Resting,
+    free_spots,
+    grasp_height,
+    palm_zone,
+)
 from step_planner.execution.sim.planning import Attachment
 from step_planner.execution.sim.scene_builder import COVERED_SLOTS_DY, WALL, SceneInfo
 
@@ -28,6 +37,8 @@ FINGERTIP_BELOW_GRASP = 0.008  # fingertips reach this far below the grasp frame
 MAX_GRASP_WIDTH = 0.075
 HANDLE_OPENING = 0.028
 PUSH_DISTANCE = 0.06
+RELEASE_GAP = 0.01  # fingers open this much to let go, not wide (neighbours, walls)
+CONTAINER_GAP = 0.003  # between objects set down side by side in a container
 DIRECTIONS = {"forward": (1.0, 0.0), "backward": (-1.0, 0.0), "left": (0.0, 1.0), "right": (0.0, -1.0)}
 
 
@@ -172,72 +183,112 @@ class SimPrimitives:
         opening_mm = self.ctl.finger_opening * 1000
         return f"picked {name} (lifted {lifted * 100:.1f} cm, finger opening {opening_mm:.1f} mm)"
 
-    def _free_spot(self, candidates: list[np.ndarray], name: str, clearance: float, support_z: float) -> np.ndarray:
-        """The first candidate clear of the other objects resting at that height."""
-        others = []
+    def _resting_on(self, name: str, support_z: float) -> list[Resting]:
+        """The other objects resting at that height (the held one excluded)."""
+        out = []
         for o, info in self.info.objects.items():
             pos = perc.object_position(self.data, self.info, o)
-            if o != name and abs(pos[2] - info.half[2] - support_z) < 0.03:
-                others.append((pos[:2], info.radius))
-        mine = self.info.objects[name].radius
-        for c in candidates:
-            if all(np.linalg.norm(c[:2] - p) > r + mine + clearance for p, r in others):
-                return c
-        raise MotionInterrupted(ExecCode.PLAN_FAILED, f"no free spot for {name}")
+            if o != name and o != self.held and abs(pos[2] - info.half[2] - support_z) < 0.03:
+                yaw = perc.object_yaw(self.data, self.info, o)
+                fp = Footprint(pos[:2], info.half[:2].copy(), yaw, round=info.shape == "cylinder")
+                palm = palm_zone(info.shape, info.half, yaw, pos[:2])
+                out.append(Resting(fp, 2 * float(info.half[2]), grasp_height(info.half) + PALM_ABOVE_GRASP, palm))
+        return out
 
-    def _place_spot(self, name: str, target: str) -> tuple[np.ndarray, float]:
-        """Where the object's centre goes (x, y) and the support height."""
+    def _place_yaws(self, name: str) -> list[tuple[float, float]]:
+        """(hand yaw, resulting object yaw) pairs: the grasp yaw first, then the wrist turned."""
+        obj_yaw = perc.object_yaw(self.data, self.info, name)
+        y_axis = self.data.xmat[self.index.grasp_body].reshape(3, 3)[:, 1]
+        hand_now = float(np.arctan2(y_axis[1], y_axis[0]))
+        if self.info.objects[name].shape == "cylinder":
+            return [(a, obj_yaw) for a in self._yaws_for(name, self.grasp_angle)]
+        return [(_wrap(hand_now + t), _wrap(obj_yaw + t)) for t in (0.0, np.pi / 2, np.pi / 4, -np.pi / 4)]
+
+    def _place_spots(self, name: str, target: str) -> tuple[list[tuple[np.ndarray, float]], float]:
+        """Candidate (centre, hand yaw) spots, best first, and the support height."""
+        obj = self.info.objects[name]
+        yaws = self._place_yaws(name)
         if target in self.info.drawers:
             d = self.info.drawers[target]
             frame = self.data.xpos[d.body_id]
             opening = perc.drawer_opening(self.data, self.info, target)
             cabinet_front = frame[0] + opening - (d.inner[0] / 2 + WALL)
-            inner_front = frame[0] - d.inner[0] / 2 + 0.005
             # exposed part of the drawer; a drawer below another one also loses the strip under
-            # the upper drawer's handle bar
+            # the upper drawer's handle bar and keeps to the side away from that handle
             back = min(frame[0] + d.inner[0] / 2, cabinet_front - 0.01 - (0.06 if d.covered else 0.0))
-            x = max((inner_front + back) / 2, inner_front + self.info.objects[name].radius)
-            sides = COVERED_SLOTS_DY if d.covered else (-0.07, 0.07, 0.0)
-            slots = [np.array([x, frame[1] + dy]) for dy in sides]
-            return self._free_spot(slots, name, 0.005, d.floor_z), d.floor_z
+            y_lo = frame[1] + (COVERED_SLOTS_DY[-1] - 0.03 if d.covered else -d.inner[1] / 2)
+            area = Area(np.array([frame[0] - d.inner[0] / 2, y_lo]), np.array([back, frame[1] + d.inner[1] / 2]))
+            spots = free_spots(
+                area,
+                obj.shape,
+                obj.half,
+                yaws,
+                self._resting_on(name, d.floor_z),
+                CONTAINER_GAP,
+                area.fill_order,
+                pack=True,
+            )
+            return spots, d.floor_z
         if target in self.info.trays:
             t = self.info.trays[target]
-            room = t.size[:2] / 2 - 0.008 - self.info.objects[name].radius - 0.004  # wall, object, gap
-            xs = (0.0, -room[0], room[0]) if room[0] > 0 else (0.0,)
-            ys = (0.0, -room[1], room[1]) if room[1] > 0 else (0.0,)
-            slots = [t.position[:2] + [dx, dy] for dx in xs for dy in ys]
+            inner = t.size[:2] / 2 - 0.008
+            area = Area(t.position[:2] - inner, t.position[:2] + inner)
             z = float(t.position[2] + 0.005)
-            return self._free_spot(slots, name, 0.0, z), z
+            spots = free_spots(
+                area,
+                obj.shape,
+                obj.half,
+                yaws,
+                self._resting_on(name, z),
+                CONTAINER_GAP,
+                area.fill_order,
+                pack=True,
+            )
+            return spots, z
         if target == self.info.table:
-            grid = [np.array([x, y]) for x in np.arange(0.3, 0.66, 0.05) for y in np.arange(-0.3, 0.31, 0.05)]
-            grid.sort(key=lambda c: np.linalg.norm(c - perc.object_position(self.data, self.info, name)[:2]))
-            free = [c for c in grid if self._clear_of_fixtures(c)]
-            return self._free_spot(free, name, 0.03, 0.0), 0.0
+            here = perc.object_position(self.data, self.info, name)[:2]
+            area = Area(np.array([0.25, -0.35]), np.array([0.68, 0.35]))  # within top-down reach
+            others = self._resting_on(name, 0.0) + self._fixtures()
+            spots = free_spots(
+                area, obj.shape, obj.half, yaws, others, 0.015, lambda c: float(np.linalg.norm(c - here)), spread=0.05
+            )
+            return spots, 0.0
         raise MotionInterrupted(ExecCode.PLAN_FAILED, f"the simulator cannot place onto {target}")
 
-    def _clear_of_fixtures(self, xy: np.ndarray) -> bool:
-        for t in self.info.trays.values():
-            if np.all(np.abs(xy - t.position[:2]) < t.size[:2] / 2 + 0.06):
-                return False
+    def _fixtures(self) -> list[Resting]:
+        """Trays and cabinets (with an open drawer and the handle zone in front) as table obstacles."""
+        boxes = [Footprint(t.position[:2], t.size[:2] / 2 + 0.02, 0.0) for t in self.info.trays.values()]
         for dr in self.info.drawers.values():
-            handle = self.data.site_xpos[dr.handle_site]
-            beside = abs(xy[1] - dr.closed_center[1]) > dr.inner[1] / 2 + WALL + 0.1
-            if not beside and xy[0] > handle[0] - 0.08:
-                return False
-        return True
+            handle_x = self.data.site_xpos[dr.handle_site][0]
+            back = dr.closed_center[0] + dr.inner[0] / 2 + 2 * WALL
+            x0 = handle_x - 0.05
+            half = np.array([(back - x0) / 2, dr.inner[1] / 2 + 2 * WALL + 0.03])
+            boxes.append(Footprint(np.array([(back + x0) / 2, dr.closed_center[1]]), half, 0.0))
+        return [Resting(b, 0.0, 0.0, None) for b in boxes]
 
     def place(self, name: str, target: str, cancel) -> str:
         if not perc.is_held(self.model, self.data, self.index, self.info, name):
             self.held = None
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} is no longer in the gripper")
         obj = self.info.objects[name]
-        xy, support_z = self._place_spot(name, target)
-        centre_z = support_z + obj.half[2] + 0.006
-        spot = np.array([xy[0], xy[1], centre_z - self.grasp_dz])
+        spots, support_z = self._place_spots(name, target)
+        if not spots:
+            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"no room for {name} in/on {target}")
         monitor = self._slip_monitor(name)
-        yaws = self._yaws_for(name, self.grasp_angle)
-        self._move_above(spot, yaws, target, cancel, monitor, descend=True)
-        self.ctl.gripper(FINGER_MAX, cancel)
+        last: MotionInterrupted | None = None
+        for xy, hand_yaw in spots:  # the motion planner decides among the free spots
+            spot = np.array([xy[0], xy[1], support_z + obj.half[2] + 0.006 - self.grasp_dz])
+            try:
+                self._move_above(spot, [hand_yaw], target, cancel, monitor, descend=True)
+                break
+            except MotionInterrupted as exc:
+                if exc.code not in (ExecCode.NO_IK, ExecCode.PLAN_FAILED):
+                    raise
+                last = exc
+        else:
+            assert last is not None
+            raise MotionInterrupted(last.code, f"none of {len(spots)} free spots reachable; last: {last}")
+        self.ctl.gripper(min(FINGER_MAX, self.ctl.finger_opening + RELEASE_GAP), cancel)
         self.held = None
         self.arm.checker.attach(None)
         self.arm.move_linear(spot + [0, 0, APPROACH], "retreat", cancel)
@@ -265,8 +316,23 @@ class SimPrimitives:
         self.ctl.gripper(HANDLE_OPENING, cancel)
         self.arm.move_linear(self.arm.grasp_position() + [0, 0, 0.1], "retreat from the handle", cancel)
 
+    def _blocking_upper(self, drawer: str) -> str | None:
+        """An open drawer stacked above ``drawer``: it sits over this drawer's handle and contents,
+        where a top-down grasp cannot reach (a real limit of this hand's top-down grasps)."""
+        d = self.info.drawers[drawer]
+        for name, other in self.info.drawers.items():
+            above = d.covered and not other.covered and np.allclose(other.closed_center, d.closed_center)
+            if above and perc.drawer_opening(self.data, self.info, name) > perc.DRAWER_CLOSED_TOL:
+                return name
+        return None
+
     def open_drawer(self, drawer: str, cancel) -> str:
         d = self.info.drawers[drawer]
+        if upper := self._blocking_upper(drawer):
+            raise MotionInterrupted(
+                ExecCode.PLAN_FAILED,
+                f"the open {upper} covers the {drawer} handle; top-down grasps cannot reach it (close {upper} first)",
+            )
         handle = self._grasp_handle(drawer, cancel)
         travel = d.slide - perc.drawer_opening(self.data, self.info, drawer) - 0.01
         grip = self._grip_monitor(d.body_id, f"the {drawer} handle")

@@ -266,7 +266,7 @@ DEFAULT_BOX = [0.04, 0.04, 0.04]
 # the front part that the open drawer exposes
 DRAWER_SLOTS = ((-0.02, -0.07), (-0.02, 0.07), (-0.02, 0.0), (0.07, -0.07), (0.07, 0.07))
 COVERED_SETBACK = 0.03  # in a lower drawer, keep objects (and the hand) clear of the handle above
-TRAY_SLOTS = ((0.0, 0.0), (-0.05, -0.03), (0.05, 0.03), (-0.05, 0.03), (0.05, -0.03))
+TRAY_SLOTS = ((-0.05, 0.0), (0.05, 0.0), (0.0, 0.0), (-0.05, 0.03), (0.05, -0.03))  # first ones leave room; fingers fit
 TABLE_SPOTS = tuple((x, y) for x in (0.35, 0.45, 0.55) for y in (0.0, 0.1, -0.1, 0.2))
 
 
