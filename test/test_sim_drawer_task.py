@@ -7,16 +7,10 @@ import pytest
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.execution.base import ExecCode
+from step_planner.execution.sim.record import DRAWER_TASK
 
 ROOT = Path(__file__).resolve().parents[1]
-SEQUENCE = (
-    "open_drawer(drawer)",
-    "pick(tape)",
-    "place(tape, drawer)",
-    "pick(screwdriver)",
-    "place(screwdriver, drawer)",
-    "close_drawer(drawer)",
-)
+SEQUENCE = DRAWER_TASK
 
 
 @pytest.mark.sim

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
+from step_planner.execution.sim.record import DRAWER_TASK
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -131,14 +132,6 @@ def measure_cancel(library: PrimitiveLibrary, scene_path: Path, runs: int) -> st
     )
 
 
-DRAWER_TASK = (
-    "open_drawer(drawer)",
-    "pick(tape)",
-    "place(tape, drawer)",
-    "pick(screwdriver)",
-    "place(screwdriver, drawer)",
-    "close_drawer(drawer)",
-)
 
 
 def measure_drawer_task(library: PrimitiveLibrary, scene_path: Path, runs: int) -> str:
