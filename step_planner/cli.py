@@ -22,19 +22,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-
-
-def config_dir() -> Path:
-    local = PACKAGE_ROOT / "config"
-    if local.is_dir():
-        return local
-    try:  # installed with colcon
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory("step_planner")) / "config"
-    except Exception:  # noqa: BLE001 - fall back to the working directory
-        return Path("config")
+from step_planner.resources import config_dir
 
 
 def _resolve_scene(value: str) -> Path:
@@ -98,7 +86,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from step_planner.domain.primitives import DomainError, PrimitiveLibrary
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
     from step_planner.domain.scene import SceneError, load_scene
-    from step_planner.execution.factory import BackendUnavailable, make_executor
+    from step_planner.execution.errors import BackendUnavailable
+    from step_planner.execution.factory import make_executor
     from step_planner.planner.config import ConfigError, PlannerConfig
     from step_planner.planner.runner import run_goal, safety_gate
 
@@ -167,7 +156,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from step_planner.domain.scene import SceneError
     from step_planner.episodes.bag import EpisodeError
     from step_planner.episodes.episode import comparison_table, load_episode, replay_episode
-    from step_planner.execution.factory import BackendUnavailable, make_executor
+    from step_planner.execution.errors import BackendUnavailable
+    from step_planner.execution.factory import make_executor
 
     try:
         episode = load_episode(args.episode)

@@ -37,7 +37,7 @@ def test_plan_record_replay_replan(tmp_path, capsys):
 
 
 def test_replan_reports_a_prompt_change(tmp_path, capsys):
-    from step_planner.cli import config_dir
+    from step_planner.resources import config_dir
 
     episodes = tmp_path / "episodes"
     assert main(["plan", TASK, "--record", str(episodes)]) == 0

@@ -20,7 +20,7 @@ import yaml
 
 from step_planner.domain.primitives import PrimitiveCall
 from step_planner.execution.base import ExecCode, Executor
-from step_planner.execution.factory import BackendUnavailable
+from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.moveit import grasps as g
 from step_planner.execution.moveit import make_moveit_executor
 from step_planner.execution.moveit.config import FrankaConfig
@@ -105,7 +105,8 @@ def test_without_moveit_the_package_imports_and_the_backend_says_what_to_install
         "from step_planner.domain.primitives import PrimitiveLibrary\n"
         "from step_planner.domain.scene import load_scene\n"
         "import step_planner.execution.moveit as m\n"
-        "from step_planner.execution.factory import BackendUnavailable, make_executor\n"
+        "from step_planner.execution.errors import BackendUnavailable\n"
+        "from step_planner.execution.factory import make_executor\n"
         "assert 'moveit' not in sys.modules\n"
         "lib = PrimitiveLibrary.load('config/primitives.yaml')\n"
         "world = load_scene('test/data/drawer_desk_moveit.yaml')\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from step_planner.execution.factory import BackendUnavailable
+from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.moveit import make_moveit_executor
 from step_planner.execution.moveit.config import FrankaConfig, FrankaConfigError
 

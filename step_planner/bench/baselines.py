@@ -36,6 +36,7 @@ from step_planner.planner.runner import run_goal
 from step_planner.planner.subgoal_planner import StepPlanner, StepReport
 from step_planner.planner.terminate import CompletionLLM
 from step_planner.planner.tree import NodeStatus, SubgoalTree
+from step_planner.resources import config_path
 
 PLANNERS = ("step", "step_no_tree", "step_no_subgoal", "react", "oneshot")
 StepCallback = Callable[[PrimitiveCall, Outcome, WorldState], None]  # as run_goal's: the world after the call
@@ -210,7 +211,7 @@ def sweep_episodic_memory() -> EpisodicMemory:
         import tempfile
 
         store = Path(tempfile.mkdtemp(prefix="step_planner_episodic_")) / "episodic.jsonl"
-        seed = Path(__file__).resolve().parents[2] / "config" / "episodic_seed.yaml"
+        seed = config_path("episodic_seed.yaml")
         _EPISODIC = EpisodicMemory(store, minilm_embedder(), seed=seed)
     return _EPISODIC
 

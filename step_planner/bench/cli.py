@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from step_planner.bench.baselines import PLANNERS, is_known
-
-ROOT = Path(__file__).resolve().parents[2]
+from step_planner.resources import config_path
 
 
 def _floats(text: str) -> list[float]:
@@ -57,12 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--base-url", help="a real OpenAI-compatible endpoint instead of the scripted expert")
     p.add_argument("--model", help="model name at --base-url")
-    p.add_argument("--llm-config", default=str(ROOT / "config" / "llm.yaml"))
+    p.add_argument("--llm-config", default=str(config_path("llm.yaml")))
     p.add_argument("--via-http", action="store_true",
                    help="serve the scripted expert over a loopback HTTP server to the real openai client")
     p.add_argument("--call-style", default="mixed", choices=["call", "phrase", "mixed"],
                    help="how the expert writes primitive children")
-    p.add_argument("--planner-config", default=str(ROOT / "config" / "planner.yaml"))
+    p.add_argument("--planner-config", default=str(config_path("planner.yaml")))
     p.add_argument("--record", help="write every LLM exchange as JSONL under this folder")
     p.add_argument("--check", action="store_true", help="validate the suite (and its optimal counts) and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -148,10 +147,11 @@ def main_bench(argv: list[str] | None = None) -> int:
     from step_planner.bench.runner import episodes, run_one
     from step_planner.bench.tasks import TaskError, check_optimal, load_suite
     from step_planner.domain.primitives import PrimitiveLibrary
-    from step_planner.execution.factory import BackendUnavailable, make_executor
+    from step_planner.execution.errors import BackendUnavailable
+    from step_planner.execution.factory import make_executor
     from step_planner.planner.config import ConfigError, PlannerConfig
 
-    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    library = PrimitiveLibrary.load(config_path("primitives.yaml"))
     try:
         tasks = _select(load_suite(args.suite), args.tasks)
         config = PlannerConfig.from_yaml(args.planner_config)

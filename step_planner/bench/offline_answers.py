@@ -57,7 +57,7 @@ def record_answers(config_dir: Path, out: Path, backend: str = "symbolic") -> li
 
 
 def main(argv: list[str]) -> int:
-    from step_planner.cli import config_dir
+    from step_planner.resources import config_dir
 
     parser = argparse.ArgumentParser(prog="step-planner record-answers", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -24,10 +24,10 @@ import yaml
 from step_planner.bench.goals import Atom, GoalError, check_atom_names, parse_goal, satisfied
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
+from step_planner.resources import config_path
 
-ROOT = Path(__file__).resolve().parents[2]
-TASKS_DIR = ROOT / "config" / "tasks"
-SCENES_DIR = ROOT / "config" / "scenes"
+TASKS_DIR = config_path("tasks")
+SCENES_DIR = config_path("scenes")
 CATEGORIES = ("short_simple", "short_complex", "long_simple", "long_complex")
 _KEYS = {"id", "category", "scene", "instruction", "goal", "subgoals", "optimal"}
 

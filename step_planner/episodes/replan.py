@@ -137,7 +137,7 @@ def replan(episode: Episode, library: PrimitiveLibrary, config: PlannerConfig, l
 
 
 def main_replan(argv: list[str]) -> int:
-    from step_planner.cli import config_dir
+    from step_planner.resources import config_dir
 
     parser = argparse.ArgumentParser(prog="step-planner replan", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -7,12 +7,10 @@ from typing import Any
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import Executor
+from step_planner.execution.errors import BackendUnavailable
 
 BACKENDS = ("symbolic", "sim", "moveit")
-
-
-class BackendUnavailable(RuntimeError):
-    """The chosen backend cannot start here (a missing install); the message says what to do."""
+__all__ = ["BACKENDS", "BackendUnavailable", "make_executor"]
 
 
 def make_executor(name: str, library: PrimitiveLibrary, world: WorldState, **options: Any) -> Executor:

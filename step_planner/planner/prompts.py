@@ -13,8 +13,8 @@ from pathlib import Path
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer, TerminationAnswer
 from step_planner.planner.tree import NodeStatus, SubgoalNode, SubgoalTree
+from step_planner.resources import ResourceError, config_path
 
-DEFAULT_PROMPTS_DIR = Path(__file__).resolve().parents[2] / "config" / "prompts"
 _PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "observation", "subgoal", "extra")
 _TEMPLATES = ("decompose_system", "decompose_user", "terminate_system", "terminate_user", "verify_system",
               "verify_user")
@@ -27,13 +27,9 @@ class PromptError(ValueError):
 def _find_prompts_dir(configured: str) -> Path:
     if configured:
         return Path(configured)
-    if DEFAULT_PROMPTS_DIR.is_dir():
-        return DEFAULT_PROMPTS_DIR
-    try:  # installed with colcon: share/step_planner/config/prompts
-        from ament_index_python.packages import get_package_share_directory
-
-        return Path(get_package_share_directory("step_planner")) / "config" / "prompts"
-    except Exception as exc:  # pragma: no cover - only on a broken install
+    try:
+        return config_path("prompts")
+    except ResourceError as exc:
         raise PromptError(f"cannot find the prompt templates: {exc}") from exc
 
 

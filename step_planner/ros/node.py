@@ -20,14 +20,15 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from step_planner.cli import config_dir
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.safety import SafetyEnvelope
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
-from step_planner.execution.factory import BackendUnavailable, make_executor
+from step_planner.execution.errors import BackendUnavailable
+from step_planner.execution.factory import make_executor
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.runner import run_goal, safety_gate, validate_instruction
+from step_planner.resources import config_dir
 from step_planner.ros import parameters as params
 from step_planner.ros.approval import ApprovalGate
 from step_planner.ros.conversions import error_result, result_msg, tree_to_msg

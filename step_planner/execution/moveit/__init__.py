@@ -11,14 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from step_planner.execution.factory import BackendUnavailable
+from step_planner.execution.errors import BackendUnavailable
 
 if TYPE_CHECKING:
     from step_planner.domain.primitives import PrimitiveLibrary
     from step_planner.domain.world import WorldState
     from step_planner.execution.moveit.backend import MoveItExecutor
 
-CONFIG_DIR = Path(__file__).resolve().parents[3] / "config"
 
 
 def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *,
@@ -32,12 +31,13 @@ def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *,
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
     from step_planner.execution.moveit.config import FrankaConfig, FrankaConfigError
     from step_planner.execution.moveit.grasps import GeometryError
+    from step_planner.resources import config_path as config_file
 
     if unsupported:
         raise BackendUnavailable(f"the moveit backend does not take the option(s) {', '.join(sorted(unsupported))}")
     try:
-        config = FrankaConfig.load(config_path or CONFIG_DIR / "franka.yaml")
-        envelope = SafetyEnvelope.load(safety_path or CONFIG_DIR / "safety.yaml")
+        config = FrankaConfig.load(config_path or config_file("franka.yaml"))
+        envelope = SafetyEnvelope.load(safety_path or config_file("safety.yaml"))
     except (FrankaConfigError, SafetyConfigError) as exc:
         raise BackendUnavailable(str(exc)) from exc
     limits = envelope.check_motion_limits(config.velocity_scaling, config.acceleration_scaling,

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from step_planner.execution.base import ExecCode
-from step_planner.execution.factory import BackendUnavailable
+from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.moveit.config import FrankaConfig, PlannerSettings
 from step_planner.execution.moveit.errors import code_name, execution_code, plan_code
 from step_planner.execution.moveit.grasps import Pose, flange_pose

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from step_planner.execution.base import ExecCode
-from step_planner.execution.factory import BackendUnavailable
+from step_planner.execution.errors import BackendUnavailable
 
 
 class GripperActionClient:

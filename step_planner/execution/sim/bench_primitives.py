@@ -20,8 +20,7 @@ from pathlib import Path
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.execution.sim.record import DRAWER_TASK
-
-ROOT = Path(__file__).resolve().parents[3]
+from step_planner.resources import config_path
 
 
 @dataclass
@@ -191,8 +190,8 @@ def markdown(results: list[CaseResult], runs: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--scene", default=str(ROOT / "config" / "scenes" / "drawer_desk.yaml"))
-    parser.add_argument("--primitives", default=str(ROOT / "config" / "primitives.yaml"))
+    parser.add_argument("--scene", default=str(config_path("scenes", "drawer_desk.yaml")))
+    parser.add_argument("--primitives", default=str(config_path("primitives.yaml")))
     parser.add_argument("--only", default="", help="run only cases whose call contains this text")
     args = parser.parse_args(argv)
     library = PrimitiveLibrary.load(args.primitives)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
+from step_planner.resources import config_path
 
-ROOT = Path(__file__).resolve().parents[3]
 DRAWER_TASK = (
     "open_drawer(drawer)",
     "pick(tape)",
@@ -28,8 +27,8 @@ DRAWER_TASK = (
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scene", default=str(ROOT / "config" / "scenes" / "drawer_desk.yaml"))
-    parser.add_argument("--primitives", default=str(ROOT / "config" / "primitives.yaml"))
+    parser.add_argument("--scene", default=str(config_path("scenes", "drawer_desk.yaml")))
+    parser.add_argument("--primitives", default=str(config_path("primitives.yaml")))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--call", action="append", help="a call such as 'pick(tape)' (repeatable)")
     parser.add_argument("--out", default="episodes/sim_episode.mp4")
