@@ -97,9 +97,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         library = PrimitiveLibrary.load(args.primitives or cfg / "primitives.yaml")
         world = load_scene(_resolve_scene(args.scene))
         planner_config = PlannerConfig.from_yaml(args.planner_config or cfg / "planner.yaml")
+        if args.profile:
+            planner_config = planner_config.with_changes(profile=args.profile)
         if args.features is not None:
-            features = {f for f in args.features.split(",") if f}
-            planner_config = planner_config.with_features(features)
+            planner_config = planner_config.with_changes(extra_features=[f for f in args.features.split(",") if f])
         envelope = SafetyEnvelope.load(args.safety or cfg / "safety.yaml")
     except (DomainError, SceneError, ConfigError, SafetyConfigError) as exc:
         print(f"step-planner: {exc}", file=sys.stderr)
@@ -138,7 +139,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         result = run_goal(
             args.instruction, library=library, executor=executor, llm=llm, config=planner_config,
             listeners=listeners, goal_id=goal_id, gate=safety_gate(envelope, library, executor),
-            on_step=lambda c, o, w: [f(c, o, w) for f in steps], episodic=episodic,
+            on_step=lambda c, o, w: [f(c, o, w) for f in steps], episodic=episodic, goal=args.goal or None,
         )
         printer.result(result)
         if recorder is not None:
@@ -223,7 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--planner-config")
     plan.add_argument("--primitives")
     plan.add_argument("--safety")
-    plan.add_argument("--features", help="comma-separated planner features (overrides planner.yaml)")
+    plan.add_argument("--profile", help="planner profile from config/profiles.yaml (default: planner.yaml's, "
+                                        "grounded)")
+    plan.add_argument("--features", help="feature changes to the profile, comma-separated: +name adds, -name removes")
+    plan.add_argument("--goal", action="append", default=[], metavar="FACT",
+                      help="a fact of the instruction's goal, e.g. 'in(tape, drawer)' (repeat); default: the model "
+                           "states them")
     plan.add_argument("--episodic-store", help="episodic memory JSONL store (default ~/.step_planner)")
     plan.add_argument("--record", default=os.environ.get("STEP_PLANNER_EPISODES", str(Path.home() / ".step_planner"
                                                                                          / "episodes")),

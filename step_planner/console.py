@@ -19,6 +19,7 @@ class TreePrinter:
     def __init__(self, out: TextIO = sys.stdout, color: bool | None = None) -> None:
         self.out = out
         self.color = out.isatty() if color is None else color
+        self._met: dict[int, set[str]] = {}  # node -> conditions already reported as met
 
     def _c(self, text: str, code: str) -> str:
         return f"\033[{code}m{text}\033[0m" if self.color else text
@@ -35,12 +36,32 @@ class TreePrinter:
             self.out.write(f"{pad}• {node.text}\n")
         elif event.kind == "verdict":
             v = node.verdicts[-1]
-            colour = {"execute": "32", "decompose": "36", "done": "32"}.get(v.verdict, "33")
-            self.out.write(self._c(f"{pad}  ↳ {v.verdict} ({v.source}): {v.reason}\n", colour))
+            colour = {"execute": "32", "decompose": "36", "done": "32"}.get(v.verdict.value, "33")
+            self.out.write(self._c(f"{pad}  ↳ {v.verdict.value} ({v.source.value}): {v.reason}\n", colour))
+        elif event.kind == "conditions" and node.conditions_from != "effects":
+            self._conditions(node, pad)
         elif event.kind == "status" and node.status.finished and node.children:
             mark = _STATUS_MARK.get(node.status.value, "?")
             self.out.write(f"{pad}[{mark}] {node.text}: {node.status.value}\n")
         self.out.flush()
+
+    def _conditions(self, node, pad: str) -> None:
+        """The subgoal's facts when first stated, then each one at the moment it is met."""
+        seen = self._met.get(node.id)
+        if seen is None:
+            self._met[node.id] = seen = set()
+            label = "goal" if node.parent is None else "when"
+            facts = ", ".join(c.text for c in node.conditions)
+            self.out.write(self._c(f"{pad}  {label}: {facts} ({node.conditions_from})\n", "36"))
+        for cond in node.conditions:
+            if cond.holds and cond.text not in seen:
+                seen.add(cond.text)
+                step = "before any step" if not cond.met_after_step else f"after step {cond.met_after_step}"
+                whose = "goal " if node.parent is None else ""
+                self.out.write(self._c(f"{pad}  ✓ {whose}{cond.text} met {step} ({cond.judged_from.value})\n",
+                                       "32"))
+            elif not cond.holds:
+                seen.discard(cond.text)
 
     def on_step(self, call: PrimitiveCall, outcome: Outcome, world: object = None) -> None:
         ok = outcome.success
@@ -52,6 +73,14 @@ class TreePrinter:
         status = "SUCCESS" if result.success else f"FAILED ({result.error.value})"
         self.out.write("\n" + self._c(f"outcome: {status}: {result.message}", "1;32" if result.success else "1;31"))
         self.out.write("\n")
+        if result.conditions:
+            checked = "checked in the world" if result.verified else "not checked"
+            self.out.write(f"goal conditions ({checked}):\n")
+            for cond in result.conditions:
+                mark = "✓" if cond["holds"] else "✗"
+                self.out.write(f"  {mark} {cond['text']}  ({cond['judged_from']})\n")
+        elif not result.verified:
+            self.out.write("goal conditions: none stated (not verified against the world)\n")
         u = result.usage
         self.out.write(
             f"primitives executed: {len(result.executed)}   LLM calls: {u.get('llm_calls', 0)}   "

@@ -1,7 +1,9 @@
-"""Shared fixtures: the shipped primitive library and scenes, and a scripted in-process LLM.
+"""Shared fixtures: the shipped primitive library, scenes and planner config, and scripted models.
 
-The scripted LLM implements the planner's ``complete()`` interface directly; it is for unit tests
-of planning logic. End-to-end tests go through the real ``openai`` client and a loopback server.
+The scripted models implement the planner's ``complete()`` interface directly; they are for unit
+tests of planning logic. End-to-end tests go through the real ``openai`` client and a loopback
+server. ``ScriptedLLM`` accepts answers in the compact form older tests use (``{"subgoal": ...}``,
+a termination ``call`` as ``{"name", "args"}``) and turns them into the schema's shape.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -17,16 +20,28 @@ from pydantic import BaseModel
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.domain.world import WorldState
+from step_planner.planner.config import PlannerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config"
 
 DRAWER_TASK = "put the tape and the screwdriver in the drawer"
-DRAWER_PLANS = {  # a two-level decomposition of the drawer task, for scripted models
+DRAWER_GOAL = ["in(tape, drawer)", "in(screwdriver, drawer)", "closed(drawer)"]
+DRAWER_PLANS = {  # a two-level decomposition of the drawer task, for scripted models (STEP's text style)
     DRAWER_TASK: ["open_drawer(drawer)", "put the tape in the drawer", "put the screwdriver in the drawer",
                   "close_drawer(drawer)"],
     "put the tape in the drawer": ["pick(tape)", "place(tape, drawer)"],
     "put the screwdriver in the drawer": ["pick(screwdriver)", "place(screwdriver, drawer)"],
+}
+GROUNDED_PLANS = {  # the same decomposition with calls and success_when (the grounded profile)
+    DRAWER_TASK: [("open the drawer", "open_drawer(drawer=drawer)", []),
+                  ("put the tape in the drawer", None, ["in(tape, drawer)"]),
+                  ("put the screwdriver in the drawer", None, ["in(screwdriver, drawer)"]),
+                  ("close the drawer", "close_drawer(drawer=drawer)", [])],
+    "put the tape in the drawer": [("pick up the tape", "pick(object=tape)", []),
+                                   ("place the tape in the drawer", "place(object=tape, target=drawer)", [])],
+    "put the screwdriver in the drawer": [("pick up the screwdriver", "pick(object=screwdriver)", []),
+                                          ("place it in the drawer", "place(object=screwdriver, target=drawer)", [])],
 }
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -43,9 +58,44 @@ def drawer_world() -> WorldState:
     return load_scene(CONFIG / "scenes" / "drawer_desk.yaml")
 
 
+def shipped_config(**changes: Any) -> PlannerConfig:
+    """The shipped ``config/planner.yaml``, with ``changes`` (a profile, a budget)."""
+    config = PlannerConfig.from_yaml(CONFIG / "planner.yaml")
+    return config.with_changes(**changes) if changes else config
+
+
 def section(text: str, title: str) -> str:
     m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
     return m.group(1).strip() if m else ""
+
+
+FEEDBACK = "Feedback on your last proposals"
+CHILDREN = "Children of this subgoal so far (in order, with outcomes)"
+
+
+def _call_text(call: Any) -> Any:
+    if isinstance(call, dict):
+        args = ", ".join(f"{k}={v}" for k, v in (call.get("args") or {}).items())
+        return f"{call.get('name')}({args})"
+    return call
+
+
+def _shape(answer: dict, schema: type[BaseModel]) -> dict:
+    """Old compact answers -> the fields of ``schema``."""
+    fields = schema.model_fields
+    out = dict(answer)
+    if "next" in fields and "subgoal" in out:
+        subgoal = out.pop("subgoal")
+        plan = out.pop("plan", [])
+        out["next"] = {"subgoal": subgoal} if subgoal is not None else None
+        if "then" in fields and plan:
+            out["then"] = [{"subgoal": p} for p in plan[1:]]
+    out.pop("plan", None) if "then" not in fields else None
+    if "call" in fields and "verdict" in fields:
+        out["call"] = _call_text(out.get("call"))
+    if "reason" in out or "missing" in out:
+        out["reasoning"] = " ".join(str(out.pop(k, "")) for k in ("reasoning", "reason", "missing")).strip()
+    return {k: v for k, v in out.items() if k in fields}
 
 
 class ScriptedLLM:
@@ -54,31 +104,71 @@ class ScriptedLLM:
     def __init__(self, answer: Callable[[str, str], dict]) -> None:
         self.answer = answer
         self.prompts: list[tuple[str, str]] = []
+        self.schemas: list[type[BaseModel]] = []
 
     def complete(self, messages, schema: type[BaseModel], purpose: str) -> BaseModel:
         user = messages[-1]["content"]
         self.prompts.append((purpose, user))
-        return schema.model_validate(self.answer(purpose, user))
+        self.schemas.append(schema)
+        return schema.model_validate(_shape(self.answer(purpose, user), schema))
 
 
 def children_so_far(user: str) -> list[str]:
-    body = section(user, "Children of this subgoal so far (in order, with outcomes)")
+    body = section(user, CHILDREN)
     if body == "(none yet)":
         return []
     return [re.sub(r"^\d+\. ", "", line) for line in body.splitlines()]
 
 
+def parent_of(user: str) -> str:
+    return section(user, "Subgoal to decompose").splitlines()[0]
+
+
 def table_plan(plans: dict[str, list[str]]) -> Callable[[str, str], dict]:
-    """Decompose each subgoal into a fixed list, skipping children that already succeeded."""
+    """STEP's text style: decompose each subgoal into a fixed list, skipping children that succeeded."""
 
     def answer(purpose: str, user: str) -> dict:
         if purpose == "termination":  # natural-language subgoals in these plans are compound
             return {"verdict": "decompose", "reason": "needs several actions"}
-        parent = section(user, "Subgoal to decompose")
+        if purpose == "verification":
+            return {"achieved": True}
         done = [c.rsplit(" -> ", 1)[0] for c in children_so_far(user) if c.endswith("-> succeeded")]
-        remaining = [s for s in plans[parent] if s not in done]
+        remaining = [s for s in plans[parent_of(user)] if s not in done]
         if not remaining:
             return {"done": True}
-        return {"done": False, "subgoal": remaining[0]}
+        return {"done": False, "subgoal": remaining[0], "plan": remaining}
 
     return answer
+
+
+def grounded_plan(plans: dict[str, list[tuple[str, str | None, list[str]]]],
+                  goal: list[str]) -> Callable[[str, str], dict]:
+    """The grounded style: children with calls and success_when, the goal on the root's first answer."""
+
+    def child(spec: tuple[str, str | None, list[str]]) -> dict:
+        return {"subgoal": spec[0], "call": spec[1], "success_when": spec[2]}
+
+    def answer(purpose: str, user: str) -> dict:
+        done = {re.sub(r" \[.*\]$", "", c.rsplit(" -> ", 1)[0]) for c in children_so_far(user)
+                if c.endswith("-> succeeded")}
+        remaining = [s for s in plans[parent_of(user)] if s[0] not in done]
+        out: dict[str, Any] = {"reasoning": "scripted", "goal": list(goal)}
+        if not remaining:
+            return {**out, "done": True, "next": None}
+        return {**out, "done": False, "next": child(remaining[0]), "then": [child(s) for s in remaining[1:]]}
+
+    return answer
+
+
+def expert_client(handler):
+    """The real LLMClient calling a scripted handler in process (no HTTP)."""
+    from step_planner.llm.client import LLMClient
+    from step_planner.llm.config import LLMConfig
+
+    return LLMClient(LLMConfig(model="scripted-expert"), handler=handler)
+
+
+def bench_config(**changes: Any) -> PlannerConfig:
+    """The benchmark's budgets (``config/bench.yaml``): claims of every profile are kept."""
+    config = PlannerConfig.from_yaml(CONFIG / "bench.yaml")
+    return config.with_changes(**changes) if changes else config

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 
 import rclpy
-from conftest import DRAWER_PLANS, DRAWER_TASK
+from conftest import DRAWER_GOAL, DRAWER_PLANS, DRAWER_TASK
 from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
@@ -27,6 +27,11 @@ from step_planner_interfaces.action import ExecuteTask
 
 TASK = DRAWER_TASK
 PLANS = {**DRAWER_PLANS, "put the cup on the tray": ["pick(cup)", "place(cup, tray)"]}
+GOALS = {TASK: DRAWER_GOAL, "put the cup on the tray": ["at(cup, tray)"],
+         "put the stapler on the tray": ["at(stapler, tray)"]}
+FACTS = {"put the tape in the drawer": ["in(tape, drawer)"],
+         "put the screwdriver in the drawer": ["in(screwdriver, drawer)"]}
+_CALL = re.compile(r"^[a-z_]+\(.*\)$")
 DRAWER_PRIMITIVES = [
     "open_drawer(drawer=drawer)", "pick(object=tape)", "place(object=tape, target=drawer)",
     "pick(object=screwdriver)", "place(object=screwdriver, target=drawer)", "close_drawer(drawer=drawer)",
@@ -40,9 +45,10 @@ def section(text: str, title: str) -> str:
 
 
 class ScriptedPlans:
-    """A loopback handler: decompose each subgoal into ``plans[subgoal]``; natural-language subgoals are
-    compound. ``hold()`` makes the next requests wait until ``release()`` (to keep a goal busy).
-    Instructions listed in ``unavailable`` get HTTP 503 (the endpoint is down)."""
+    """A loopback handler in the grounded answer shape: decompose each subgoal into ``plans[subgoal]``
+    (calls carry their call, natural-language children their facts), the goal from ``GOALS``.
+    ``hold()`` makes the next requests wait until ``release()`` (to keep a goal busy). Instructions
+    listed in ``unavailable`` get HTTP 503 (the endpoint is down)."""
 
     def __init__(self, plans: dict[str, list[str]], unavailable: tuple[str, ...] = ()) -> None:
         self.plans = plans
@@ -68,14 +74,20 @@ class ScriptedPlans:
             return Fault("http_503")
         if "## Subgoal to judge" in user:
             return json.dumps({"verdict": "decompose", "reason": "needs several actions"})
-        parent = section(user, "Subgoal to decompose")
+        parent = section(user, "Subgoal to decompose").splitlines()[0]
         siblings = section(user, "Children of this subgoal so far (in order, with outcomes)")
         lines = [] if siblings == "(none yet)" else [re.sub(r"^\d+\. ", "", s) for s in siblings.splitlines()]
         done = [s.rsplit(" -> ", 1)[0] for s in lines if s.endswith("-> succeeded")]
         remaining = [s for s in self.plans.get(parent, []) if s not in done]
+        goal = GOALS.get(section(user, "Task"), [])
         if not remaining:
-            return json.dumps({"done": True})
-        return json.dumps({"done": False, "subgoal": remaining[0]})
+            return json.dumps({"goal": goal, "done": True, "next": None})
+
+        def child(text: str) -> dict:
+            return {"subgoal": text, "call": text if _CALL.match(text) else None, "success_when": FACTS.get(text, [])}
+
+        return json.dumps({"goal": goal, "done": False, "next": child(remaining[0]),
+                           "then": [child(t) for t in remaining[1:]]})
 
 
 class RosHarness:

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import bench_config, expert_client
 
 from step_planner.bench.cli import main_bench
 from step_planner.bench.expert import ScriptedExpert
 from step_planner.bench.goals import milestones_reached, parse_goal
-from step_planner.bench.inproc_llm import InProcessLLM
 from step_planner.bench.metrics import aggregate, prompt_tokens_by_call, summarize
 from step_planner.bench.runner import RunRecord, failure_type, run_one
 from step_planner.bench.tasks import load_suite
 from step_planner.execution.symbolic import SymbolicExecutor
-from step_planner.planner.config import PlannerConfig
 
 
 def _rec(**kw) -> RunRecord:
@@ -86,21 +85,24 @@ def test_runner_judges_by_goal_atoms_not_by_the_planner_claim(library):
     def liar(task_, noise, seed):  # one step left ("open the drawer"): a missing step claims done
         expert = ScriptedExpert(library, seed=seed, mistake_rate=1.0, mistakes=("missing_step",))
         expert.register(task_.instruction, task_.goal)
-        return InProcessLLM(expert), expert
+        return expert_client(expert), expert
 
-    record = run_one(task, "step", 0.5, 0, library=library, config=PlannerConfig(), make_llm=liar,
+    record = run_one(task, "paper", 0.5, 0, library=library, config=bench_config(), make_llm=liar,
                      make_executor=lambda lib, w: SymbolicExecutor(lib, w))
     assert record.claimed_success and not record.success
     assert record.failure_type == "false_done"
     assert "missing_step" in record.injections
     assert record.subgoals_reached < record.subgoals_total
     assert record.llm_calls == len(record.prompt_tokens_per_call) > 0
+    grounded = run_one(task, "grounded", 0.5, 0, library=library, config=bench_config(), make_llm=liar,
+                       make_executor=lambda lib, w: SymbolicExecutor(lib, w))
+    assert not grounded.claimed_success and grounded.failure_type != "false_done"  # done is checked, not asked
 
 
 def test_bench_cli_writes_report(tmp_path):
     out = tmp_path / "res"
     rc = main_bench(["--suite", "table3", "--tasks", "ss03_tape_in_drawer,lc05_tape_right_to_left",
-                     "--planners", "step,react,oneshot", "--noise", "0,0.5", "--seeds", "2", "--out", str(out),
+                     "--planners", "grounded,react,oneshot", "--noise", "0,0.5", "--seeds", "2", "--out", str(out),
                      "--record", str(tmp_path / "rec"), "--quiet"])
     assert rc == 0
     data = json.loads((out / "results.json").read_text())
@@ -112,13 +114,13 @@ def test_bench_cli_writes_report(tmp_path):
     assert "NOT an LLM" in (out / "summary.md").read_text()
     assert (out / "success_vs_noise.png").stat().st_size > 1000
     assert (out / "prompt_tokens_vs_step.png").stat().st_size > 1000
-    recorded = list((tmp_path / "rec" / "step").glob("*.jsonl"))
+    recorded = list((tmp_path / "rec" / "grounded").glob("*.jsonl"))
     assert len(recorded) == 2 * 2 * 2 and recorded[0].read_text().strip()
 
 
 def test_bench_cli_rejects_bad_arguments(capsys):
     with pytest.raises(SystemExit):
-        main_bench(["--planners", "step,magic"])
+        main_bench(["--planners", "grounded,magic"])
     assert main_bench(["--base-url", "http://127.0.0.1:9/v1", "--noise", "0.1", "--quiet"]) == 2
     assert main_bench(["--check", "--tasks", "short_simple"]) == 0
     assert "tasks valid" in capsys.readouterr().out
@@ -136,7 +138,7 @@ def test_bench_cli_against_an_endpoint(tmp_path, library):
         hosted.register(task.instruction, task.goal)
     out = tmp_path / "endpoint"
     with LoopbackServer(hosted) as server:
-        rc = main_bench(["--tasks", ",".join(t.id for t in tasks), "--planners", "step,oneshot",
+        rc = main_bench(["--tasks", ",".join(t.id for t in tasks), "--planners", "grounded,oneshot",
                          "--base-url", server.base_url, "--model", "hosted-expert", "--out", str(out), "--quiet"])
     assert rc == 0
     data = json.loads((out / "results.json").read_text())
@@ -151,9 +153,9 @@ def test_a_crashing_answer_source_is_recorded_not_fatal(library):
     def broken(task_, noise, seed):
         def handler(request):
             raise RuntimeError("boom")
-        return InProcessLLM(handler), None
+        return expert_client(handler), None
 
-    record = run_one(task, "react", 0.0, 0, library=library, config=PlannerConfig(), make_llm=broken,
+    record = run_one(task, "react", 0.0, 0, library=library, config=bench_config(), make_llm=broken,
                      make_executor=lambda lib, w: SymbolicExecutor(lib, w))
     assert not record.success and record.error == "LLM_UNAVAILABLE" and "boom" in record.message
 
@@ -163,10 +165,10 @@ def test_recorded_http_run_replays_identically(tmp_path):
     from step_planner.llm.loopback import LoopbackServer
     from step_planner.llm.replay import ReplayHandler
 
-    common = ["--tasks", "sc01_tape_to_tray,ls11_store_and_close", "--planners", "step,react", "--quiet"]
+    common = ["--tasks", "sc01_tape_to_tray,ls11_store_and_close", "--planners", "grounded,react", "--quiet"]
     rec = tmp_path / "answers"
     assert main_bench([*common, "--via-http", "--record", str(rec), "--out", str(tmp_path / "a")]) == 0
-    assert len(list(rec.glob("*.json"))) > 10
+    assert len(list(rec.glob("*.json"))) > 6
     with LoopbackServer(ReplayHandler(rec)) as server:
         assert main_bench([*common, "--base-url", server.base_url, "--model", "scripted-expert",
                            "--out", str(tmp_path / "b")]) == 0

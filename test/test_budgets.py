@@ -5,19 +5,22 @@ from __future__ import annotations
 import threading
 import time
 
-from conftest import ScriptedLLM, table_plan
+from conftest import DRAWER_GOAL, DRAWER_TASK, GROUNDED_PLANS, ScriptedLLM, grounded_plan, shipped_config, table_plan
 
 from step_planner.execution.symbolic import SymbolicExecutor
-from step_planner.planner.config import PlannerConfig
 from step_planner.planner.result import GoalError
 from step_planner.planner.runner import run_goal
 
 TASK = "stack everything"
+FIXED = {"children_per_condition": 0, "llm_calls_per_condition": 0, "primitives_per_condition": 0,
+         "wall_clock_per_condition_s": 0.0}
 
 
 def run(library, world, answer, **budget):
+    """STEP's text style: the budgets themselves, no scaling (the instruction names nothing)."""
+    config = shipped_config(profile="step-verify_done", require_verified_success=False, **{**FIXED, **budget})
     return run_goal(TASK, library=library, executor=SymbolicExecutor(library, world), llm=ScriptedLLM(answer),
-                    config=PlannerConfig.from_dict(budget))
+                    config=config)
 
 
 def always(subgoal):
@@ -88,7 +91,8 @@ def test_cancel_between_steps(library, drawer_world):
         cancel.set()
 
     result = run_goal(TASK, library=library, executor=SymbolicExecutor(library, drawer_world),
-                      llm=ScriptedLLM(table_plan(plans)), config=PlannerConfig(), cancel=cancel, on_step=on_step)
+                      llm=ScriptedLLM(table_plan(plans)), config=shipped_config(profile="step-verify_done"),
+                      cancel=cancel, on_step=on_step)
     assert result.error is GoalError.CANCELED and len(calls) == 1
     assert {n["status"] for n in result.tree["nodes"]} <= {"succeeded", "abandoned", "failed"}
 
@@ -97,6 +101,20 @@ def test_invalid_goals_are_rejected(library, drawer_world):
     llm = ScriptedLLM(always("home()"))
     for bad in ["", "   ", "x" * 5000, "move\x00now", None, 42]:
         result = run_goal(bad, library=library, executor=SymbolicExecutor(library, drawer_world),
-                          llm=llm, config=PlannerConfig())
+                          llm=llm, config=shipped_config())
         assert result.error is GoalError.INVALID_GOAL and result.message
     assert llm.prompts == []
+
+
+def test_budgets_scale_with_the_number_of_goal_facts(library, drawer_world):
+    """The drawer task has 3 goal facts and needs 6 primitives: base 3 + 1 per fact is enough, base 3 + 0
+    per fact ends it with a reason that names the scaled budget."""
+    def attempt(per_fact):
+        return run_goal(DRAWER_TASK, library=library, executor=SymbolicExecutor(library, drawer_world),
+                        llm=ScriptedLLM(grounded_plan(GROUNDED_PLANS, DRAWER_GOAL)),
+                        config=shipped_config(max_primitives=3, primitives_per_condition=per_fact))
+
+    assert attempt(1).success
+    short = attempt(0)
+    assert short.error is GoalError.BUDGET_EXCEEDED and "primitive budget of 3 used up" in short.message
+    assert len(short.executed) == 3 and short.verified

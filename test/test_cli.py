@@ -62,7 +62,7 @@ def test_bad_inputs_give_clear_errors(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["plan", TASK, "--scene", "no_such_scene", "--no-record"])
     assert main(["plan", TASK, "--features", "telepathy", "--no-record"]) == 2
-    assert "unknown features" in capsys.readouterr().err
+    assert "unknown feature 'telepathy'" in capsys.readouterr().err
 
 
 def test_scene_geometry_the_simulator_cannot_build_is_a_clear_error(tmp_path, capsys):

@@ -27,7 +27,8 @@ def categories(problems):
 def test_shipped_primitives_cover_the_franka_set(library):
     assert set(library.primitives) >= REQUIRED
     assert library.embodiment_summary()
-    assert "pick(object: object)" in library.describe()
+    assert "pick(object=<object>)" in library.describe()
+    assert "place(object=<object>, target=<place>)" in library.describe()
 
 
 @pytest.mark.parametrize(

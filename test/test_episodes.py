@@ -6,19 +6,19 @@ import os
 import time
 
 import pytest
-from conftest import ScriptedLLM, table_plan
+from conftest import ScriptedLLM, shipped_config, table_plan
 
 from step_planner.episodes.bag import EpisodeError
 from step_planner.episodes.episode import load_episode, replay_episode
 from step_planner.episodes.recorder import EpisodeRecorder, Retention, prune
 from step_planner.execution.base import ExecCode
 from step_planner.execution.symbolic import SymbolicExecutor
-from step_planner.planner.config import PlannerConfig
 from step_planner.planner.runner import run_goal
 
 TASK = "put the tape in the drawer"
 PLANS = {TASK: ["open_drawer(drawer)", "pick(tape)", "place(tape, drawer)", "close_drawer(drawer)"]}
 FAKE_KEY = "sk-test-THIS-IS-A-FAKE-KEY-1234567890"
+TEXT_STYLE = shipped_config(profile="step-verify_done", require_verified_success=False)
 
 
 class ExchangeLLM(ScriptedLLM):
@@ -40,7 +40,7 @@ def record(tmp_path, library, world, failures=None):
                                world=world)
     executor = SymbolicExecutor(library, world, failures=failures)
     result = run_goal(TASK, library=library, executor=executor, llm=ExchangeLLM(table_plan(PLANS),
-                      recorder.on_exchange), config=PlannerConfig(), listeners=[recorder], on_step=recorder.on_step)
+                      recorder.on_exchange), config=TEXT_STYLE, listeners=[recorder], on_step=recorder.on_step)
     return recorder.finish(result), result
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CONFIG, ScriptedLLM, section, table_plan
+from conftest import CONFIG, ScriptedLLM, section, shipped_config, table_plan
 
 from step_planner.execution.symbolic import SymbolicExecutor
-from step_planner.planner.config import PlannerConfig
 from step_planner.planner.memory import EpisodicMemory, minilm_embedder
 from step_planner.planner.runner import run_goal
 
@@ -31,7 +30,7 @@ def test_store_grows_from_successful_runs_and_feeds_prompts(tmp_path, embed, lib
     memory = EpisodicMemory(store, embed, seed=None)
     plans = {"stow the tape": ["put the tape in the tray"], "put the tape in the tray": ["pick(tape)",
                                                                                        "place(tape, tray)"]}
-    config = PlannerConfig.from_dict({"features": ["episodic_memory"]})
+    config = shipped_config(profile="step-verify_done+episodic_memory", require_verified_success=False)
     result = run_goal("stow the tape", library=library, executor=SymbolicExecutor(library, drawer_world),
                       llm=ScriptedLLM(table_plan(plans)), config=config, episodic=memory)
     assert result.success

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import ScriptedLLM, children_so_far
+from conftest import ScriptedLLM, children_so_far, shipped_config
 
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.execution.symbolic import SymbolicExecutor
-from step_planner.planner.config import PlannerConfig
 from step_planner.planner.result import GoalError
 from step_planner.planner.runner import run_goal
 
@@ -31,20 +30,26 @@ class FaultyExecutor(SymbolicExecutor):
         return super().observe()
 
 
+TASK, GOAL = "put the tape in the tray", ["in(tape, tray)"]
+
+
 def retrying(steps):
     """Propose the next step that has not succeeded yet (so a failed step is proposed again)."""
 
     def answer(purpose, user):
         done = [c for c in children_so_far(user) if c.endswith("succeeded")]
-        return {"done": True} if len(done) >= len(steps) else {"done": False, "subgoal": steps[len(done)]}
+        if len(done) >= len(steps):
+            return {"goal": GOAL, "done": True}
+        step = steps[len(done)]
+        return {"goal": GOAL, "done": False, "next": {"subgoal": step, "call": step, "success_when": []}}
 
     return answer
 
 
 def test_backend_exception_is_an_outcome_and_the_planner_recovers(library, drawer_world):
     ex = FaultyExecutor(library, drawer_world, raise_on={"pick(object=tape)"})
-    result = run_goal("stow the tape", library=library, executor=ex, llm=ScriptedLLM(retrying(
-        ["pick(tape)", "place(tape, tray)"])), config=PlannerConfig())
+    result = run_goal(TASK, library=library, executor=ex, llm=ScriptedLLM(retrying(
+        ["pick(tape)", "place(tape, tray)"])), config=shipped_config())
     assert result.success, result.message
     codes = [o.code for _, o in result.executed]
     assert codes == [ExecCode.BACKEND_ERROR, ExecCode.SUCCESS, ExecCode.SUCCESS]
@@ -62,16 +67,16 @@ def test_repeated_execution_failures_end_the_goal_with_execution_failed(library,
                 return Outcome(ExecCode.GRASP_FAILED, "fingers closed on nothing")
             return super().execute(call, cancel)
 
-    result = run_goal("stow the tape", library=library, executor=AlwaysSlips(library, drawer_world),
-                      llm=ScriptedLLM(retrying(["pick(tape)"])), config=PlannerConfig(max_replans_per_node=2))
+    result = run_goal(TASK, library=library, executor=AlwaysSlips(library, drawer_world),
+                      llm=ScriptedLLM(retrying(["pick(tape)"])), config=shipped_config(max_replans_per_node=2))
     assert result.error is GoalError.EXECUTION_FAILED and "GRASP_FAILED" in result.message
     assert len(result.executed) == 3
 
 
 def test_observation_failure_ends_cleanly(library, drawer_world):
     ex = FaultyExecutor(library, drawer_world, observe_fails_after=1)
-    result = run_goal("stow the tape", library=library, executor=ex, llm=ScriptedLLM(retrying(
-        ["pick(tape)", "place(tape, tray)"])), config=PlannerConfig())
+    result = run_goal(TASK, library=library, executor=ex, llm=ScriptedLLM(retrying(
+        ["pick(tape)", "place(tape, tray)"])), config=shipped_config())
     assert result.error is GoalError.EXECUTION_FAILED and "perception is down" in result.message
     assert {n["status"] for n in result.tree["nodes"]} <= {"succeeded", "failed", "abandoned"}
 
@@ -84,8 +89,8 @@ def test_a_failing_observer_does_not_stop_the_goal(library, drawer_world, caplog
     def bad_step(call, outcome, world):
         raise KeyError("recorder bug")
 
-    result = run_goal("stow the tape", library=library, executor=SymbolicExecutor(library, drawer_world),
-                      llm=ScriptedLLM(retrying(["pick(tape)", "place(tape, tray)"])), config=PlannerConfig(),
+    result = run_goal(TASK, library=library, executor=SymbolicExecutor(library, drawer_world),
+                      llm=ScriptedLLM(retrying(["pick(tape)", "place(tape, tray)"])), config=shipped_config(),
                       listeners=[Broken()], on_step=bad_step)
     assert result.success
     assert "viewer bug" in caplog.text and "recorder bug" in caplog.text

@@ -3,21 +3,23 @@ summaries (episodic memory, which loads the real MiniLM model, is in test_episod
 
 from __future__ import annotations
 
-from conftest import ScriptedLLM, children_so_far, section
+from conftest import FEEDBACK, ScriptedLLM, children_so_far, section, shipped_config
 
 from step_planner.execution.base import ExecCode
 from step_planner.execution.symbolic import SymbolicExecutor
 from step_planner.planner.config import PlannerConfig
-from step_planner.planner.learning import revise_pending, world_facts
 from step_planner.planner.result import GoalError
 from step_planner.planner.runner import run_goal
+from step_planner.planner.world_changes import revise_pending, world_facts
 
 
 def run(library, world, answer, features, failures=None, **budget):
+    """STEP's text style (profile step without verify_done) with ``features`` switched on."""
     executor = SymbolicExecutor(library, world, failures=failures)
     llm = ScriptedLLM(answer)
+    profile = "step-verify_done" + "".join(f"+{f}" for f in features)
     result = run_goal("get something in hand", library=library, executor=executor, llm=llm,
-                      config=PlannerConfig.from_dict({"features": features, **budget}))
+                      config=shipped_config(profile=profile, require_verified_success=False, **budget))
     return result, llm, executor
 
 
@@ -64,8 +66,8 @@ def test_sequence_replans_after_a_failure(library, drawer_world):
     result, llm, _ = run(library, drawer_world, answer, ["control_flow"],
                          failures={"pick(object=tape)": ExecCode.GRASP_FAILED})
     # after the failure the next proposal carries the failure as re-plan feedback
-    feedback = [section(u, "Re-plan feedback") for p, u in llm.prompts if p == "decomposition"]
-    assert any("GRASP_FAILED" in f for f in feedback)
+    feedback = [section(u, FEEDBACK) for p, u in llm.prompts if p == "decomposition"]
+    assert any("'pick(tape)' was executed and failed: GRASP_FAILED" in f for f in feedback)
 
 
 def test_control_flow_off_ignores_the_field(library, drawer_world):
@@ -82,7 +84,9 @@ def test_working_memory_remembers_hidden_objects(library, drawer_world):
     last = llm.prompts[-1][1]
     memory = section(last, "Working memory (where objects were last seen)")
     assert "tape: last seen at drawer (not visible now)" in memory
-    assert "tape" not in section(last, "Current observation")
+    # the observation itself lists the tape only among what is not visible now (the planner's belief)
+    observation = section(last, "Current observation")
+    assert "object tape" not in observation.split("Not visible now")[0]
     # off: no such section
     _, llm_off, _ = run(library, drawer_world, scripted_children(steps, "sequence"), [])
     assert "Working memory" not in llm_off.prompts[-1][1]
@@ -178,7 +182,7 @@ def test_unknown_feature_is_a_config_error():
 
     from step_planner.planner.config import ConfigError
 
-    with pytest.raises(ConfigError, match="unknown features"):
+    with pytest.raises(ConfigError, match="unknown feature 'telepathy'"):
         PlannerConfig.from_dict({"features": ["telepathy"]})
     assert GoalError.NONE.value == "NONE"
 
@@ -192,7 +196,7 @@ def test_verify_done_catches_a_done_one_step_early(library, drawer_world):
             done = section(user, "Children carried out for it (in order, with outcomes)").count("-> succeeded")
             ok = done >= len(steps)
             return {"achieved": ok, "missing": "" if ok else "the tape is not on the tray"}
-        if len(succeeded) == 1 and not section(user, "Re-plan feedback").startswith("- "):
+        if len(succeeded) == 1 and not section(user, FEEDBACK).startswith("- "):
             return {"done": True}  # the missing-step mistake: done after the pick
         if len(succeeded) >= len(steps):
             return {"done": True}
@@ -200,7 +204,7 @@ def test_verify_done_catches_a_done_one_step_early(library, drawer_world):
 
     on, llm_on, ex_on = run(library, drawer_world, answer, ["verify_done"])
     assert on.success and ex_on.observe().objects["tape"].location == "tray"
-    feedback = [section(u, "Re-plan feedback") for p, u in llm_on.prompts if p == "decomposition"]
+    feedback = [section(u, FEEDBACK) for p, u in llm_on.prompts if p == "decomposition"]
     assert any("not achieved yet: the tape is not on the tray" in f for f in feedback)
     off, _, ex_off = run(library, drawer_world, answer, [])
     assert off.success and ex_off.observe().objects["tape"].location == "gripper"  # trusted the early done

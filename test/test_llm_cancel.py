@@ -23,7 +23,7 @@ from step_planner.planner.result import GoalError
 from step_planner.planner.runner import run_goal
 
 MESSAGES = [{"role": "user", "content": "Subgoal: open the drawer."}]
-VALID = json.dumps({"verdict": "execute", "call": {"name": "open_drawer", "args": {"drawer": "drawer"}}})
+VALID = json.dumps({"verdict": "execute", "call": "open_drawer(drawer=drawer)"})
 HOLD_S = 20.0  # the held answer would come this late; every test ends far sooner
 
 
@@ -113,7 +113,8 @@ def test_without_cancel_event_the_client_answers_as_before():
 
 
 def test_run_goal_canceled_during_an_llm_call_ends_canceled_without_the_answer(library, drawer_world):
-    handler = HeldAnswer(reply=json.dumps({"done": False, "subgoal": "open_drawer(drawer)"}))
+    handler = HeldAnswer(reply=json.dumps({"goal": ["in(tape, drawer)"], "done": False, "next": {
+        "subgoal": "open the drawer", "call": "open_drawer(drawer=drawer)", "success_when": []}}))
     cancel = threading.Event()
     executor = SymbolicExecutor(library, drawer_world)
     with LoopbackServer(handler) as server:

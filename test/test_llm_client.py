@@ -11,16 +11,17 @@ from step_planner.llm.client import LLMClient
 from step_planner.llm.config import LLMConfig, LLMConfigError
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.loopback import Answer, Fault, FaultSchedule, LoopbackServer, RejectJsonSchema
-from step_planner.llm.schemas import DecompositionAnswer, TerminationAnswer
+from step_planner.llm.schemas import TerminationAnswer, decomposition_schema, strict_json_schema
 from step_planner.llm.tokens import WORDPIECE, count_message_tokens, count_tokens, tokenizer_kind
+
+DecompositionAnswer = decomposition_schema(grounded=True, goal=False, plan_ahead=False, control=False)
 
 FAKE_KEY = "sk-test-FAKE-9d2f0c7e1b4a"
 MESSAGES = [
     {"role": "system", "content": "You plan robot actions."},
     {"role": "user", "content": "Subgoal: pick up the tape.\nWorld: tape at table."},
 ]
-VALID = json.dumps({"reasoning": "tape is reachable", "verdict": "execute",
-                    "call": {"name": "pick", "args": {"object": "tape"}}})
+VALID = json.dumps({"reasoning": "tape is reachable", "verdict": "execute", "call": "pick(object=tape)"})
 
 
 class Scripted:
@@ -55,11 +56,12 @@ def test_valid_answer_parsed_with_json_schema_and_accounted():
         answer = client.complete(MESSAGES, TerminationAnswer, "terminate")
     assert isinstance(answer, TerminationAnswer)
     assert answer.verdict == "execute"
-    assert answer.call.name == "pick" and answer.call.args == {"object": "tape"}
+    assert answer.call == "pick(object=tape)"
     sent = server.requests[-1]["body"]
     assert sent["response_format"]["type"] == "json_schema"
     assert sent["response_format"]["json_schema"]["name"] == "TerminationAnswer"
-    assert sent["response_format"]["json_schema"]["schema"] == TerminationAnswer.model_json_schema()
+    assert sent["response_format"]["json_schema"]["strict"] is True
+    assert sent["response_format"]["json_schema"]["schema"] == strict_json_schema(TerminationAnswer)
     assert sent["messages"] == MESSAGES and sent["temperature"] == 0.0 and sent["max_tokens"] == 800
     (record,) = client.usage.records
     assert record.ok and record.attempt == 1 and record.purpose == "terminate" and record.error is None
@@ -91,11 +93,14 @@ def test_json_schema_rejected_falls_back_to_json_object_and_remembers():
         assert client.structured_mode == "json_object"
         assert client.complete(MESSAGES, TerminationAnswer, "second").verdict == "execute"
     kinds = [r["body"]["response_format"]["type"] for r in server.requests]
-    assert kinds == ["json_schema", "json_object", "json_object"]  # the rejection is not repeated
-    system = server.requests[1]["body"]["messages"][0]
+    # strict refused, then json_schema without strict refused, then JSON mode (and it is remembered)
+    assert kinds == ["json_schema", "json_schema", "json_object", "json_object"]
+    assert [r["body"]["response_format"].get("json_schema", {}).get("strict") for r in server.requests[:2]] == \
+        [True, False]
+    system = server.requests[2]["body"]["messages"][0]
     assert system["role"] == "system" and system["content"].startswith("You plan robot actions.")
     assert json.dumps(TerminationAnswer.model_json_schema(), sort_keys=True) in system["content"]
-    assert [r.ok for r in client.usage.records] == [False, True, True]
+    assert [r.ok for r in client.usage.records] == [False, False, True, True]
 
 
 def test_json_object_mode_from_config_never_sends_json_schema():
@@ -110,7 +115,7 @@ def test_explicit_json_schema_mode_reports_the_rejection():
         client = make_client(server, structured="json_schema")
         with pytest.raises(LLMUnavailable, match="json_object"):
             client.complete(MESSAGES, TerminationAnswer, "t")
-    assert len(server.requests) == 1
+    assert len(server.requests) == 2  # strict, then without strict
 
 
 def test_invalid_then_valid_retries_once_with_the_error_fed_back():
@@ -218,3 +223,57 @@ def test_token_counts_are_real_wordpiece_counts():
     long_text = "place the red block inside the open drawer " * 50
     assert count_tokens(long_text) > 300  # not truncated at the model's 128-token window
     assert count_tokens("") == 0
+
+
+def test_the_in_process_handler_shares_parsing_retry_and_accounting():
+    """LLMClient(handler=...) sends the same request dicts to a function instead of over HTTP."""
+    seen = []
+
+    def handler(request):
+        seen.append(request)
+        return "no json here" if len(seen) == 1 else VALID
+
+    client = LLMClient(LLMConfig(model="scripted"), handler=handler)
+    assert client.complete(MESSAGES, TerminationAnswer, "t").call == "pick(object=tape)"
+    assert len(seen) == 2 and "contains no JSON object" in seen[1]["messages"][-1]["content"]
+    assert seen[0]["response_format"]["json_schema"]["schema"] == strict_json_schema(TerminationAnswer)
+    assert [r.attempt for r in client.usage.records] == [1, 1] and client.usage.records[0].tokens_counted_locally
+    broken = LLMClient(LLMConfig(model="scripted"), handler=lambda r: 1 / 0)
+    with pytest.raises(LLMUnavailable, match="the answer handler failed: ZeroDivisionError"):
+        broken.complete(MESSAGES, TerminationAnswer, "t")
+    assert len(broken.usage.records) == 1  # not retried: a handler's fault is a bug, not a transient
+
+
+def test_strict_schemas_require_every_field_and_forbid_extras():
+    schema = strict_json_schema(decomposition_schema(grounded=True, goal=True, plan_ahead=True, control=True))
+
+    def objects(node):
+        if isinstance(node, dict):
+            if node.get("type") == "object":
+                yield node
+            for value in node.values():
+                yield from objects(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from objects(value)
+
+    for obj in objects(schema):
+        assert obj["additionalProperties"] is False and sorted(obj["required"]) == sorted(obj["properties"])
+    assert "maxLength" not in json.dumps(schema) and '"default"' not in json.dumps(schema)
+
+
+def test_a_server_that_refuses_strict_gets_the_plain_json_schema():
+    def no_strict(request):
+        spec = (request.get("response_format") or {}).get("json_schema") or {}
+        if spec.get("strict"):
+            return Fault("http_error", status=400, message="response_format json_schema: strict is not supported")
+        return VALID
+
+    with LoopbackServer(no_strict) as server:
+        client = make_client(server)
+        assert client.complete(MESSAGES, TerminationAnswer, "a").verdict == "execute"
+        assert client.complete(MESSAGES, TerminationAnswer, "b").verdict == "execute"
+    strict = [r["body"]["response_format"]["json_schema"]["strict"] for r in server.requests]
+    assert strict == [True, False, False] and client.structured_mode == "json_schema"
+    plain = server.requests[1]["body"]["response_format"]["json_schema"]["schema"]
+    assert plain == TerminationAnswer.model_json_schema()

@@ -17,7 +17,7 @@ from step_planner.llm.schemas import TerminationAnswer
 
 FAKE_KEY = "sk-test-FAKE-71aa03c5e2"
 MESSAGES = [{"role": "user", "content": "Subgoal: open the drawer."}]
-VALID = json.dumps({"verdict": "execute", "call": {"name": "open_drawer", "args": {"drawer": "drawer"}}})
+VALID = json.dumps({"verdict": "execute", "call": "open_drawer(drawer=drawer)"})
 SHORT_TIMEOUT = 0.5  # only where a stall must time out; elsewhere 2 s keeps a loaded machine from flaking
 TRANSPORT_FAULTS = ["timeout", "http_429", "http_500", "http_503", "disconnect", "truncated", "malformed"]
 
@@ -63,7 +63,7 @@ def test_single_fault_is_recovered_by_a_retry(kind):
         exchanges = []
         client.add_listener(exchanges.append)
         answer = client.complete(MESSAGES, TerminationAnswer, "terminate")
-    assert answer.call.name == "open_drawer"
+    assert answer.call == "open_drawer(drawer=drawer)"
     assert len(server.requests) == 2
     assert [(r.attempt, r.ok) for r in client.usage.records] == [(1, False), (2, True)]
     assert exchanges[0]["error"] and exchanges[0]["answer_text"] is None and exchanges[1]["error"] is None

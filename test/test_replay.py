@@ -11,7 +11,9 @@ from step_planner.llm.config import LLMConfig
 from step_planner.llm.errors import LLMReplayMiss, LLMUnavailable
 from step_planner.llm.loopback import FaultSchedule, LoopbackServer
 from step_planner.llm.replay import RecordingHandler, ReplayHandler, request_key
-from step_planner.llm.schemas import DecompositionAnswer
+from step_planner.llm.schemas import decomposition_schema
+
+DecompositionAnswer = decomposition_schema(grounded=False, goal=False, plan_ahead=False, control=False)
 
 FAKE_KEY = "sk-test-FAKE-5e83bb1290"
 MESSAGES = [
@@ -29,7 +31,7 @@ def scripted_expert(request: dict) -> str:
     """Stands in for a real upstream LLM: answers depend on the last user message."""
     last = request["messages"][-1]["content"]
     subgoal = "open_drawer(drawer)" if "drawer" in last else "home()"
-    return json.dumps({"reasoning": "scripted", "done": False, "subgoal": subgoal})
+    return json.dumps({"reasoning": "scripted", "done": False, "next": {"subgoal": subgoal}})
 
 
 def make_client(base_url: str, **overrides) -> LLMClient:
@@ -61,13 +63,13 @@ def test_request_key_covers_exactly_the_answer_shaping_fields():
 
 def test_record_then_replay_round_trip(tmp_path):
     answer, upstream = record(tmp_path)
-    assert answer.subgoal == "open_drawer(drawer)"
+    assert answer.next.subgoal == "open_drawer(drawer)"
     files = list(tmp_path.glob("*.json"))
     assert len(files) == 1
     stored = json.loads(files[0].read_text())
     assert stored["key"] == files[0].stem == request_key(upstream.requests[0]["body"])
     assert stored["request"]["messages"] == MESSAGES and stored["request"]["model"] == "upstream-model"
-    assert json.loads(stored["answer"])["subgoal"] == "open_drawer(drawer)"
+    assert json.loads(stored["answer"])["next"]["subgoal"] == "open_drawer(drawer)"
     assert stored["usage"]["prompt_tokens"] > 0
 
     replay = ReplayHandler(tmp_path)

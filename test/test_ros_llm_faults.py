@@ -122,7 +122,7 @@ def test_enormous_answer_is_rejected_unparsed_and_ends_planning_failed(ros, hand
     before = len(handler.prompts)
     result, elapsed = run(ros, "fault:huge")
     assert result.error_code == R.PLANNING_FAILED, result.error_msg
-    assert "decomposition answer was invalid" in result.error_msg, result.error_msg
+    assert "your answer was invalid" in result.error_msg and "over the limit" in result.error_msg, result.error_msg
     assert "characters long, over the limit of 20000" in result.error_msg, result.error_msg
     assert len(result.error_msg) < 2000, "the megabytes of the answer must not reach the result"
     assert all(len(n.verdict_reason) < 2000 for n in result.final_tree.nodes)

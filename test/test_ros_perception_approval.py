@@ -18,7 +18,7 @@ STAPLER = "put the stapler on the tray"
 
 def test_an_object_reported_mid_goal_appears_after_the_next_primitive():
     handler = ScriptedPlans({STAPLER: ["open_drawer(drawer)", "pick(stapler)", "place(stapler, tray)"]})
-    ros = RosHarness(handler)
+    ros = RosHarness(handler, **{"planner.features": ["-plan_ahead"]})  # ask after every primitive
     try:
         pub = ros.client_node.create_publisher(ObjectPoses, f"{ros.name}/object_poses", 10)
         wait_until(lambda: pub.get_subscription_count() > 0)

@@ -44,7 +44,7 @@ class LeakyEndpoint(ScriptedPlans):
         answer = json.loads(super().__call__(request))
         answer["reasoning"] = f"the caller authenticated with {KEY}"
         if "verdict" in answer:
-            answer["reason"] = f"{answer['reason']} (key {KEY})"
+            answer["reasoning"] = f"{answer['reason']} (key {KEY})"
         return json.dumps(answer)
 
 
@@ -56,7 +56,10 @@ def key(monkeypatch):
 
 def test_the_key_reaches_no_log_topic_feedback_result_or_episode(key, capfd):
     started = time.time()
-    ros = RosHarness(LeakyEndpoint(PLANS), **{"llm.max_retries": 1})
+    # profile step: the model's reasoning is kept in verdicts, so the key has a way into the tree
+    ros = RosHarness(LeakyEndpoint(PLANS), **{"llm.max_retries": 1, "planner.profile": "step",
+                                              "planner.features": ["-verify_done"],
+                                              "planner.require_verified_success": False})
     topics: list[str] = []
     ros.client_node.create_subscription(SubgoalTree, f"{ros.name}/tree", lambda m: topics.append(str(m)),
                                         latched())

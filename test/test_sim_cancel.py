@@ -11,12 +11,11 @@ from __future__ import annotations
 import threading
 
 import pytest
+from conftest import expert_client, shipped_config
 
 from step_planner.bench.expert import ScriptedExpert
-from step_planner.bench.inproc_llm import InProcessLLM
 from step_planner.bench.tasks import load_suite
 from step_planner.execution.base import ExecCode
-from step_planner.planner.config import PlannerConfig
 from step_planner.planner.result import GoalError
 from step_planner.planner.runner import run_goal
 
@@ -60,8 +59,8 @@ def test_cancel_mid_trajectory_ends_the_goal_and_runs_no_further_primitive(libra
 
     sim.step_hooks.append(press_during_second_primitive)
     try:
-        result = run_goal(task.instruction, library=library, executor=executor, llm=InProcessLLM(expert),
-                          config=PlannerConfig(), cancel=cancel)
+        result = run_goal(task.instruction, library=library, executor=executor, llm=expert_client(expert),
+                          config=shipped_config(), cancel=cancel)
     finally:
         sim.close()
     assert moving_at_cancel, "the cancel was never pressed during motion"

@@ -4,7 +4,7 @@ world read from the physics, and real failures re-planned instead of crashing.""
 from __future__ import annotations
 
 import pytest
-from conftest import CONFIG
+from conftest import CONFIG, shipped_config
 
 from step_planner.bench.expert import ScriptedExpert
 from step_planner.bench.goals import parse_goal
@@ -13,7 +13,6 @@ from step_planner.llm.client import LLMClient
 from step_planner.llm.config import LLMConfig
 from step_planner.llm.loopback import LoopbackServer
 from step_planner.llm.replay import ReplayHandler
-from step_planner.planner.config import PlannerConfig
 from step_planner.planner.result import GoalError
 from step_planner.planner.runner import run_goal, safety_gate
 
@@ -28,7 +27,7 @@ def run(library, world, handler, instruction, **config):
         with LoopbackServer(handler) as server:
             llm = LLMClient(LLMConfig(model="gpt-4o-mini", base_url=server.base_url))
             result = run_goal(instruction, library=library, executor=executor, llm=llm,
-                              config=PlannerConfig.from_dict(config),
+                              config=shipped_config(**config),
                               gate=safety_gate(SafetyEnvelope.load(CONFIG / "safety.yaml"), library, executor))
         return result, executor.observe()
     finally:
@@ -38,8 +37,9 @@ def run(library, world, handler, instruction, **config):
 def test_drawer_task_completes_physically_with_the_planner_driving(library, drawer_world):
     result, world = run(library, drawer_world, ReplayHandler(CONFIG / "replay"),
                         "put the tape and the screwdriver in the drawer")
-    assert result.success, result.message
+    assert result.success and result.verified, result.message
     assert [c.name for c, _ in result.executed] == ["open_drawer", "pick", "place", "pick", "place", "close_drawer"]
+    assert [c["judged_from"] for c in result.conditions] == ["belief", "belief", "observation"]
     # the final state is what the physics says, not what the calls declared
     assert world.objects["tape"].location == "drawer" and world.objects["screwdriver"].location == "drawer"
     assert not world.places["drawer"].is_open

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from step_planner.domain.primitives import PrimitiveCall
-from step_planner.planner.tree import SCHEMA_ID, NodeStatus, SubgoalTree
+from step_planner.planner.kinds import JudgedFrom, VerdictKind, VerdictSource
+from step_planner.planner.tree import SCHEMA_ID, ConditionRecord, NodeStatus, SubgoalTree
 
 
 class Recorder:
@@ -24,7 +25,8 @@ def test_ids_depths_and_snapshot():
     b = tree.add_node("put the tape away", tree.root)
     c = tree.add_node("pick(tape)", b.id)
     tree.set_call(c.id, PrimitiveCall.make("pick", {"object": "tape"}))
-    tree.add_verdict(c.id, "execute", "maps to pick", "deterministic")
+    tree.add_verdict(c.id, VerdictKind.EXECUTE, "maps to pick", VerdictSource.DETERMINISTIC)
+    tree.set_conditions(c.id, [ConditionRecord("holding(tape)", True, JudgedFrom.OBSERVATION, 1)], "effects")
     tree.set_status(c.id, NodeStatus.SUCCEEDED)
     assert [a.id, b.id, c.id] == [1, 2, 3] and c.depth == 2
     assert [n.text for n in tree.ancestors(c.id)] == ["tidy up", "put the tape away"]
@@ -34,14 +36,30 @@ def test_ids_depths_and_snapshot():
     assert node == {
         "id": 3, "parent": 2, "children": [], "depth": 2, "text": "pick(tape)", "status": "succeeded",
         "control": "sequence", "call": {"name": "pick", "args": {"object": "tape"}},
+        "conditions": [{"text": "holding(tape)", "holds": True, "judged_from": "observation", "met_after_step": 1}],
+        "conditions_from": "effects",
         "verdicts": [{"verdict": "execute", "reason": "maps to pick", "source": "deterministic"}],
-        "outcome": None, "summary": None,
+        "outcome": None, "summary": None, "prepared": False,
     }
     assert snap["nodes"][0]["children"] == [1, 2]
     # every change emitted exactly one event with a strictly increasing revision
     revisions = [r for _, _, r, _ in rec.events]
     assert revisions == list(range(2, tree.revision + 1))
-    assert [k for k, *_ in rec.events] == ["added", "added", "added", "call", "verdict", "status"]
+    assert [k for k, *_ in rec.events] == ["added", "added", "added", "call", "verdict", "conditions", "status"]
+    # re-judging conditions that did not change is not a change either
+    tree.set_conditions(c.id, list(tree.node(c.id).conditions))
+    assert rec.events[-1][0] == "status"
+
+
+def test_a_v1_snapshot_is_read_as_v2():
+    from step_planner.planner.tree import render_snapshot, upgrade
+
+    v1 = {"schema": "step_planner/tree/v1", "root": 0, "active": None, "nodes": [
+        {"id": 0, "parent": None, "children": [], "depth": 0, "text": "tidy", "status": "succeeded",
+         "verdicts": [], "call": None, "outcome": None, "summary": None, "control": "sequence"}]}
+    up = upgrade(v1)
+    assert up["schema"] == SCHEMA_ID and up["nodes"][0]["conditions"] == [] and up["nodes"][0]["prepared"] is False
+    assert render_snapshot(v1) == "[+] tidy"
 
 
 def test_setting_the_same_status_twice_is_not_a_change():

@@ -21,7 +21,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from step_planner.bench.baselines import PLANNERS, is_known
+from step_planner.bench.planners import is_known, planner_names
 from step_planner.resources import config_path
 
 
@@ -38,8 +38,8 @@ def _floats(text: str) -> list[float]:
 def _planners(text: str) -> list[str]:
     names = [x.strip() for x in text.split(",") if x.strip()]
     if bad := [n for n in names if not is_known(n)]:
-        raise argparse.ArgumentTypeError(f"unknown planners {bad}; known: {', '.join(PLANNERS)} "
-                                         "and step+FEATURE[+FEATURE] (planner features)")
+        raise argparse.ArgumentTypeError(f"unknown planners {bad}; known: {', '.join(planner_names())} "
+                                         "(profiles in config/profiles.yaml), each optionally +FEATURE / -FEATURE")
     return names
 
 
@@ -47,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="step-planner bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", default="table3", help="suite name in config/tasks or a YAML path")
-    p.add_argument("--planners", type=_planners, default=list(PLANNERS),
-                   help=", ".join(PLANNERS) + ", or step+FEATURE[+FEATURE] e.g. step+plan_ahead")
+    p.add_argument("--planners", type=_planners, default=["grounded", "paper", "react"],
+                   help="planner profiles (config/profiles.yaml), each optionally with +FEATURE / -FEATURE, "
+                        "e.g. grounded,paper,grounded+summaries")
     p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
     p.add_argument("--tasks", help="only these task ids or categories (comma-separated)")
@@ -61,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve the scripted expert over a loopback HTTP server to the real openai client")
     p.add_argument("--call-style", default="mixed", choices=["call", "phrase", "mixed"],
                    help="how the expert writes primitive children")
-    p.add_argument("--planner-config", default=str(config_path("planner.yaml")))
+    p.add_argument("--planner-config", default=str(config_path("bench.yaml")),
+                   help="budgets (the profile comes from --planners); default config/bench.yaml")
     p.add_argument("--record", help="write every LLM exchange as JSONL under this folder")
     p.add_argument("--check", action="store_true", help="validate the suite (and its optimal counts) and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -94,8 +96,10 @@ def _llm_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
     """(factory, description of the answer source, tokenizer note)."""
     from step_planner.bench.expert import ScriptedExpert
-    from step_planner.bench.inproc_llm import InProcessLLM, tokenizer_note
     from step_planner.bench.report import EXPERT_SOURCE
+    from step_planner.llm.client import LLMClient
+    from step_planner.llm.config import LLMConfig
+    from step_planner.llm.tokens import tokenizer_kind
 
     def new_expert(task, noise, seed) -> ScriptedExpert:
         expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=args.call_style)
@@ -104,8 +108,6 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
 
     if args.base_url or args.via_http:
         try:
-            from step_planner.llm.client import LLMClient
-            from step_planner.llm.config import LLMConfig
             from step_planner.llm.loopback import LoopbackServer
             from step_planner.llm.replay import RecordingHandler
         except ImportError as exc:
@@ -136,9 +138,9 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
 
     def in_process(task, noise, seed):
         expert = new_expert(task, noise, seed)
-        return InProcessLLM(expert), expert
+        return LLMClient(LLMConfig(model="scripted-expert"), handler=expert), expert
 
-    return in_process, EXPERT_SOURCE + ", called in process", tokenizer_note()
+    return in_process, EXPERT_SOURCE + ", called in process", f"counted locally ({tokenizer_kind()})"
 
 
 def main_bench(argv: list[str] | None = None) -> int:

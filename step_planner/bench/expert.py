@@ -1,17 +1,20 @@
 """The scripted expert: answers the planner's prompts from the task's formal goal, not from an LLM.
 
-It is a handler for an OpenAI-compatible loopback server (``handler(request_dict) -> answer
-text``). It reads only the prompt text — the ``## `` sections, the observation lines, the
-previous siblings — plans with :mod:`step_planner.bench.symbolic_planner` over what the robot
-knows, and writes its answer as an LLM would: natural-language subgoals at the top level
-("put the tape in the drawer"), primitive calls (``pick(tape)``) or short phrases ("pick up
-the tape") below. It is stateless per request, so it answers correctly after re-plans and once
-hidden objects appear.
+It is a handler for an OpenAI-compatible loopback server or an in-process client
+(``handler(request_dict) -> answer text``). It reads only what an LLM would: the prompt text —
+the ``## `` sections, the observation lines, the previous siblings, a subgoal's "Achieved when"
+facts — and the answer schema printed in the system prompt, so it answers in whatever shape the
+planner profile asks for (goal facts, calls and ``success_when``, a plan, control flow). It
+plans with :mod:`step_planner.bench.symbolic_planner` over what the robot knows and writes as an
+LLM would: natural-language subgoals at the top level ("put the tape in the drawer"), primitive
+calls or short phrases below. It is stateless per request, so it answers correctly after
+re-plans and once hidden objects appear.
 
-With ``mistake_rate`` p it replaces its answer with one of STEP's error types (see
-:mod:`step_planner.bench.mistakes`). The draw uses ``random.Random`` seeded by the seed and a
-hash of the request, so an answer is a pure function of (request, seed): every planner meets
-the same mistake for the same question. Every injection is recorded in ``injections``.
+With ``mistake_rate`` p it replaces its answer with one of STEP's error types, or one of the
+mistakes a model makes about conditions (see :mod:`step_planner.bench.mistakes`). The draw uses
+``random.Random`` seeded by the seed and a hash of the request, so an answer is a pure function
+of (request, seed): every planner meets the same mistake for the same question. Every injection
+is recorded in ``injections``.
 
 Anything measured with it measures the planner against a scripted expert, never an LLM.
 """
@@ -25,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from step_planner.bench.goals import Atom, satisfied
+from step_planner.bench.goals import Atom, parse_atom, satisfied
 from step_planner.bench.mistakes import (
     MISTAKE_KINDS,
     AnswerContext,
@@ -35,6 +38,8 @@ from step_planner.bench.mistakes import (
 )
 from step_planner.bench.phrases import (
     Intent,
+    achieved_when,
+    answer_schema,
     call_phrase,
     group_phrase,
     parse_intent,
@@ -49,7 +54,6 @@ from step_planner.bench.symbolic_planner import PlanningError, believed_world, d
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import check_call
 from step_planner.domain.world import WorldState
-from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer, ProposedCall, TerminationAnswer
 
 CALL_STYLES = ("call", "phrase", "mixed")
 
@@ -67,7 +71,7 @@ class Injection:
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
+    return " ".join(re.sub(r"[.!?]+$", "", text.strip()).lower().split())
 
 
 _NO_ROOM = re.compile(r"\b([a-z0-9_]+) has no room for another object")
@@ -75,7 +79,7 @@ _NO_REACH = re.compile(r"\b([a-z0-9_]+) is out of the arm's reach")
 
 
 def learn_from_feedback(feedback: str, observed: WorldState) -> None:
-    """What re-plan feedback says that the observation does not show: full places, unreachable things."""
+    """What feedback says that the observation does not show: full places, unreachable things."""
     for name in _NO_ROOM.findall(feedback):
         if name in observed.places:
             observed.places[name].capacity = len(observed.contents(name))
@@ -90,9 +94,34 @@ def _first_line(text: str) -> str:
 
 
 def request_key(request: dict[str, Any]) -> str:
+    """A hash of the messages: the expert's answers (and mistakes) are a function of it."""
     messages = request.get("messages") or []
     blob = json.dumps(messages, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the answer schema asks for."""
+
+    goal: bool = False
+    grounded: bool = False
+    plan: bool = False
+    control: bool = False
+
+    @classmethod
+    def of(cls, schema: dict) -> Shape:
+        props = schema.get("properties", {})
+        defs = schema.get("$defs", {})
+        return cls(goal="goal" in props, grounded="GroundedChild" in defs, plan="then" in props,
+                   control="control" in props)
+
+
+def fact_for(call: PrimitiveCall, world: WorldState) -> str:
+    """The fact a pick+place group leaves behind: ``in(tape, drawer)`` / ``on(cup, table)``."""
+    obj, target = call.kwargs["object"], call.kwargs["target"]
+    place = world.places.get(target)
+    return f"{'on' if place is not None and not place.is_container else 'in'}({obj}, {target})"
 
 
 class ScriptedExpert:
@@ -143,7 +172,9 @@ class ScriptedExpert:
         if purpose == "verification":
             return self._verify(secs, key)
         if purpose == "decomposition":
-            correct, ctx = self._decompose(secs, random.Random(f"style:{self.seed}:{key}"))
+            shape = Shape.of(answer_schema(system))
+            calls_only = "Every child is exactly one primitive call" in system
+            correct, ctx = self._decompose(secs, shape, random.Random(f"style:{self.seed}:{key}"), calls_only)
         else:
             correct, ctx = self._terminate(secs)
         rng = random.Random(f"mistake:{self.seed}:{key}")
@@ -187,63 +218,83 @@ class ScriptedExpert:
             return world, []
         return world, knowledge_plan(self.library, observed, atoms, beliefs, searched, preferred)
 
-    def _render(self, call: PrimitiveCall, world: WorldState, style: str) -> str:
-        return short_call(call) if style == "call" else call_phrase(call, world)
+    def _child(self, call: PrimitiveCall, world: WorldState, style: str, shape: Shape) -> dict[str, Any]:
+        """One primitive child in the asked shape."""
+        if shape.grounded:
+            return {"subgoal": call_phrase(call, world), "call": str(call), "success_when": []}
+        return {"subgoal": short_call(call) if style == "call" else call_phrase(call, world)}
+
+    def _group(self, group: list[PrimitiveCall], world: WorldState, variant: int, shape: Shape) -> dict[str, Any]:
+        """One top-level child (a pick+place group, or a single action) in the asked shape."""
+        text = group_phrase(group, world, variant)
+        if not shape.grounded:
+            return {"subgoal": text}
+        if len(group) == 1:
+            return {"subgoal": text, "call": str(group[0]), "success_when": []}
+        return {"subgoal": text, "call": None, "success_when": [fact_for(group[1], world)]}
 
     # ---- decomposition ------------------------------------------------------------------------
-    def _decompose(self, secs: dict[str, str], style_rng: random.Random) -> tuple[str, AnswerContext]:
+    def _decompose(self, secs: dict[str, str], shape: Shape, style_rng: random.Random,
+                   calls_only: bool = False) -> tuple[str, AnswerContext]:
         task = section(secs, "Task")
-        parent = _first_line(section(secs, "Subgoal to decompose"))  # ablations append history below it
+        parent_section = section(secs, "Subgoal to decompose")
+        parent = _first_line(parent_section)
         path = [line for line in section(secs, "Path").splitlines() if line.strip()]
         is_root = len(path) <= 1 or _norm(parent) == _norm(task)
         observed = parse_observation(section(secs, "Current observation"))
         children = section(secs, "Children of this subgoal")
-        learn_from_feedback(section(secs, "Re-plan feedback") + "\n" + children, observed)  # + failed siblings
+        learn_from_feedback(section(secs, "Feedback") + "\n" + children, observed)  # + failed siblings
         sibs = siblings(children)
         primitive_level = not is_root or bool(section(secs, "Depth limit"))
-        plan_ahead = bool(section(secs, "Plan ahead") or section(secs, "Remaining plan"))
-        ctx = AnswerContext("decomposition", observed, primitive_level=primitive_level, plan_ahead=plan_ahead)
+        ctx = AnswerContext("decomposition", observed, primitive_level=primitive_level, shape=shape)
+        facts = achieved_when(parent_section)
         if is_root:
             if _norm(task) not in self.goals:
                 raise ExpertError(f"no goal registered for the task {task!r}")
             intent: Intent | None = Intent(self.goals[_norm(task)])
+            if shape.goal:
+                ctx.goal = [str(a) for a in self.goals[_norm(task)]]
+        elif facts:
+            intent = Intent(tuple(parse_atom(f) for f in facts))
         else:
             intent = parse_intent(parent, self.library)
         if intent is None:
-            return self._stuck(f"cannot tell what '{parent}' asks for"), ctx
+            return self._stuck(f"cannot tell what '{parent}' asks for", ctx), ctx
         if intent.call is not None:
             done = any(o == "succeeded" and parse_intent(t, self.library) == intent for t, o in sibs)
             if done:
-                return DecompositionAnswer(reasoning="the motion is done", done=True).model_dump_json(), ctx
-            ctx.children = [short_call(intent.call)]
-            return DecompositionAnswer(done=False, subgoal=ctx.children[0]).model_dump_json(), ctx
+                return self._answer(ctx, [], "the motion is done", done=True), ctx
+            ctx.children = [self._child(intent.call, observed, "call", shape)]
+            return self._answer(ctx, ctx.children, "one motion"), ctx
         try:
             world, plan = self._plan(observed, intent.atoms, sibs, f"{task} {parent}")
         except PlanningError as exc:
-            return self._stuck(str(exc)), ctx
+            return self._stuck(str(exc), ctx), ctx
         ctx.world, ctx.plan = world, plan
         if not plan:
             reason = "the observation shows " + ", ".join(map(str, intent.atoms))
-            return DecompositionAnswer(reasoning=reason, done=True).model_dump_json(), ctx
-        if primitive_level:
+            return self._answer(ctx, [], reason, done=True), ctx
+        groups = segment(plan)
+        if primitive_level or (shape.grounded and len(groups) == 1):  # one group: its calls, not a restatement
             style = self.call_style if self.call_style != "mixed" else style_rng.choice(("call", "phrase"))
-            if section(secs, "Answer format"):  # the prompt asks for calls: follow it
+            if calls_only:  # the prompt asks for calls: follow it
                 style = "call"
-            ctx.children = [self._render(c, world, style) for c in plan]
+            ctx.primitive_level = True
+            ctx.children = [self._child(c, world, style, shape) for c in plan]
         else:
             variant = style_rng.randrange(3)
-            ctx.children = [group_phrase(g, world, variant) for g in segment(plan)]
-        answer = DecompositionAnswer(
-            reasoning=f"{len(plan)} primitive actions remain", done=False, subgoal=ctx.children[0],
-            plan=ctx.children[:16] if plan_ahead else [],
-        )
-        return answer.model_dump_json(), ctx
+            ctx.children = [self._group(g, world, variant, shape) for g in groups]
+        return self._answer(ctx, ctx.children, f"{len(plan)} primitive actions remain"), ctx
 
     @staticmethod
-    def _stuck(reason: str) -> str:
-        return DecompositionAnswer(reasoning=reason, done=False, subgoal=None).model_dump_json()
+    def _answer(ctx: AnswerContext, children: list[dict[str, Any]], reasoning: str, done: bool = False) -> str:
+        return json.dumps(ctx.render(children, reasoning, done))
 
-    # ---- completion check (the planner's verify_done feature) -------------------------------------
+    @staticmethod
+    def _stuck(reason: str, ctx: AnswerContext) -> str:
+        return json.dumps(ctx.render([], reason, False))
+
+    # ---- completion check (profiles without conditions: verify_done) -----------------------------
     def _verify(self, secs: dict[str, str], key: str) -> str:
         """Is the subgoal achieved? With rate p the verdict is flipped (a wrong second opinion)."""
         task = section(secs, "Task")
@@ -271,11 +322,10 @@ class ScriptedExpert:
         if self.mistake_rate > 0 and rng.random() < self.mistake_rate:
             self.injections.append(Injection("wrong_verification", "verification",
                                              f"said achieved={not achieved}", key[:12]))
-            achieved, missing = not achieved, ("" if achieved else "")
-        return CompletionAnswer(reasoning="checked the observation", achieved=achieved,
-                                missing=missing).model_dump_json()
+            achieved, missing = not achieved, ""
+        return json.dumps({"reasoning": missing or "checked the observation", "achieved": achieved})
 
-    # ---- termination --------------------------------------------------------------------------
+    # ---- termination (profiles whose LLM judges leaves) ------------------------------------------
     def _terminate(self, secs: dict[str, str]) -> tuple[str, AnswerContext]:
         subgoal = section(secs, "Subgoal to judge")
         parent = _first_line(section(secs, "Parent subgoal"))
@@ -304,10 +354,8 @@ class ScriptedExpert:
         if problems:
             return self._verdict("replan", "; ".join(p.message for p in problems))
         ctx.verdict, ctx.plan = "execute", [call]
-        answer = TerminationAnswer(verdict="execute", call=ProposedCall(name=call.name, args=call.kwargs),
-                                   reason=f"one action: {call}")
-        return answer.model_dump_json()
+        return self._verdict("execute", f"one action: {call}", str(call))
 
     @staticmethod
-    def _verdict(kind: str, reason: str) -> str:
-        return TerminationAnswer(verdict=kind, reason=reason[:400]).model_dump_json()
+    def _verdict(kind: str, reason: str, call: str | None = None) -> str:
+        return json.dumps({"reasoning": reason[:400], "verdict": kind, "call": call})

@@ -6,8 +6,12 @@ Embodied Agent Interface names in brackets):
 - ``hallucinated_object``   names an object that is not in the scene [missing state / grammar]
 - ``wrong_order``           proposes the step after next first [trajectory: wrong order]
 - ``missing_step``          skips the next step; with one step left, claims done [missing step]
-- ``extra_step``            inserts an unneeded but executable action [additional step]
+- ``premature_done``        claims the subgoal is done while steps remain [goal satisfaction]
+- ``extra_step``            inserts an unneeded but executable motion [additional step]
+- ``irrelevant_step``       a feasible call on an object the subgoal does not need [additional step]
 - ``affordance_violation``  grasps while holding, or places what it does not hold [affordance]
+- ``missing_conditions``    leaves out a goal fact, or a subgoal's success_when [missing state]
+- ``wrong_conditions``      states a wrong fact (the wrong place, or holding instead of placed)
 - ``too_abstract_executable`` termination says "execute" with one call for a compound subgoal
 - ``malformed_json``        truncated JSON [grammar]
 - ``empty_answer``          an empty completion [grammar]
@@ -15,20 +19,25 @@ Embodied Agent Interface names in brackets):
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from step_planner.bench.phrases import call_phrase, short_call, spoken
 from step_planner.domain.primitives import PrimitiveCall
 from step_planner.domain.world import WorldState
-from step_planner.llm.schemas import DecompositionAnswer, ProposedCall, TerminationAnswer
 
 MISTAKE_KINDS = (
     "hallucinated_object",
     "wrong_order",
     "missing_step",
+    "premature_done",
     "extra_step",
+    "irrelevant_step",
     "affordance_violation",
+    "missing_conditions",
+    "wrong_conditions",
     "too_abstract_executable",
     "malformed_json",
     "empty_answer",
@@ -43,18 +52,40 @@ class AnswerContext:
     purpose: str
     world: WorldState  # the believed world (observation + beliefs)
     plan: list[PrimitiveCall] = field(default_factory=list)  # remaining primitives
-    children: list[str] = field(default_factory=list)  # remaining children at this level
+    children: list[dict[str, Any]] = field(default_factory=list)  # remaining children at this level
     primitive_level: bool = True
-    plan_ahead: bool = False
+    shape: Any = None  # expert.Shape: which answer fields the schema asks for
+    goal: list[str] = field(default_factory=list)  # the goal facts, when the schema asks for them
     verdict: str = ""  # termination: the correct verdict
+
+    def render(self, children: list[dict[str, Any]], reasoning: str, done: bool) -> dict[str, Any]:
+        """An answer dict in the asked shape."""
+        answer: dict[str, Any] = {"reasoning": reasoning}
+        shape = self.shape
+        if shape is not None and shape.goal:
+            answer["goal"] = list(self.goal)
+        answer["done"] = done
+        answer["next"] = children[0] if children and not done else None
+        if shape is not None and shape.plan:
+            answer["then"] = children[1:17] if not done else []
+        if shape is not None and shape.control:
+            answer["control"] = "sequence"
+        return answer
+
+    @property
+    def grounded(self) -> bool:
+        return bool(self.shape is not None and self.shape.grounded)
 
 
 def _phantom(world: WorldState, rng: random.Random) -> str:
     return rng.choice([p for p in PHANTOMS if p not in world.objects and p not in world.places])
 
 
-def _text(call: PrimitiveCall, ctx: AnswerContext) -> str:
-    return short_call(call) if ctx.primitive_level else call_phrase(call, ctx.world)
+def _call_child(call: PrimitiveCall, ctx: AnswerContext) -> dict[str, Any]:
+    if ctx.grounded:
+        return {"subgoal": call_phrase(call, ctx.world), "call": str(call), "success_when": []}
+    text = short_call(call) if ctx.primitive_level else call_phrase(call, ctx.world)
+    return {"subgoal": text}
 
 
 def applicable(ctx: AnswerContext, kinds: tuple[str, ...]) -> list[str]:
@@ -64,15 +95,45 @@ def applicable(ctx: AnswerContext, kinds: tuple[str, ...]) -> list[str]:
         if len(ctx.children) >= 2:
             ok.add("wrong_order")
         if ctx.children:
-            ok |= {"missing_step", "extra_step", "affordance_violation"}
+            ok |= {"missing_step", "premature_done", "extra_step", "affordance_violation"}
+            if _irrelevant_objects(ctx):
+                ok.add("irrelevant_step")
+        if ctx.goal or any(c.get("success_when") for c in _shown(ctx)):
+            ok |= {"missing_conditions", "wrong_conditions"}
     elif ctx.verdict == "decompose" and ctx.plan:
         ok.add("too_abstract_executable")
     return [k for k in kinds if k in ok]
 
 
-def _with_children(ctx: AnswerContext, children: list[str], reasoning: str) -> str:
-    plan = children[:16] if ctx.plan_ahead else []
-    return DecompositionAnswer(reasoning=reasoning, done=False, subgoal=children[0], plan=plan).model_dump_json()
+def _shown(ctx: AnswerContext) -> list[dict[str, Any]]:
+    """The children the answer shows: the next one, and the plan when the schema asks for one."""
+    return ctx.children if ctx.shape is not None and ctx.shape.plan else ctx.children[:1]
+
+
+def _irrelevant_objects(ctx: AnswerContext) -> list[str]:
+    needed = {v for c in ctx.plan for v in c.kwargs.values()} | {o for g in ctx.goal for o in _names(g)}
+    return [o for o, s in ctx.world.objects.items()
+            if o not in needed and s.graspable and ctx.world.is_visible(o) and s.location != "gripper"]
+
+
+def _names(fact: str) -> list[str]:
+    inner = fact[fact.find("(") + 1: fact.rfind(")")] if "(" in fact else ""
+    return [a.strip() for a in inner.split(",") if a.strip()]
+
+
+def _wrong_fact(fact: str, ctx: AnswerContext, rng: random.Random) -> str:
+    """A plausible wrong fact: the object held instead of placed, or placed somewhere else."""
+    names = _names(fact)
+    if fact.startswith(("in(", "on(", "at(")) and names:
+        others = [p for p in ctx.world.places if p != names[1]]
+        if others and rng.random() < 0.5:
+            place = rng.choice(others)
+            kind = "on" if not ctx.world.places[place].is_container else "in"
+            return f"{kind}({names[0]}, {place})"
+        return f"holding({names[0]})"
+    if fact.startswith("closed("):
+        return f"open({names[0]})"
+    return "gripper_empty"
 
 
 def decomposition_mistake(kind: str, ctx: AnswerContext, correct: str, rng: random.Random) -> tuple[str, str]:
@@ -82,36 +143,76 @@ def decomposition_mistake(kind: str, ctx: AnswerContext, correct: str, rng: rand
         return correct[: max(1, len(correct) // 2)], "truncated JSON"
     if kind == "empty_answer":
         return "", "empty completion"
+
+    def answer(children: list[dict[str, Any]], reasoning: str, done: bool = False, goal: list[str] | None = None
+               ) -> str:
+        saved = ctx.goal
+        if goal is not None:
+            ctx.goal = goal
+        try:
+            return json.dumps(ctx.render(children, reasoning, done))
+        finally:
+            ctx.goal = saved
+
     if kind == "hallucinated_object":
         ghost = _phantom(world, rng)
         target = next((p for p in world.places), "table")
-        text = f"pick({ghost})" if ctx.primitive_level else f"put the {spoken(ghost)} in the {spoken(target)}"
-        return _with_children(ctx, [text, *kids], "the object is right there"), text
+        if ctx.primitive_level or ctx.grounded:
+            call = PrimitiveCall.make("pick", {"object": ghost})
+            child = _call_child(call, ctx) if ctx.primitive_level else {
+                "subgoal": f"put the {spoken(ghost)} in the {spoken(target)}", "call": None,
+                "success_when": [f"in({ghost}, {target})"]}
+        else:
+            child = {"subgoal": f"put the {spoken(ghost)} in the {spoken(target)}"}
+        return answer([child, *kids], "the object is right there"), child["subgoal"]
     if kind == "wrong_order":
-        swapped = [kids[1], kids[0], *kids[2:]]
-        return _with_children(ctx, swapped, "do this first"), kids[1]
+        return answer([kids[1], kids[0], *kids[2:]], "do this first"), kids[1]["subgoal"]
     if kind == "missing_step":
         if len(kids) == 1:
-            answer = DecompositionAnswer(reasoning="everything is done", done=True).model_dump_json()
-            return answer, f"claimed done before {kids[0]}"
-        return _with_children(ctx, kids[1:], "next step"), f"skipped {kids[0]}"
+            return answer([], "everything is done", done=True), f"claimed done before {kids[0]['subgoal']}"
+        return answer(kids[1:], "next step"), f"skipped {kids[0]['subgoal']}"
+    if kind == "premature_done":
+        return answer([], "that should do it", done=True), f"claimed done with {len(kids)} children left"
     if kind == "extra_step":
         options = [PrimitiveCall.make("home")]
         options += [PrimitiveCall.make("move_to", {"target": p}) for p in world.places]
-        extra = _text(rng.choice(options), ctx)
-        return _with_children(ctx, [extra, *kids], "get into position first"), extra
+        extra = _call_child(rng.choice(options), ctx)
+        return answer([extra, *kids], "get into position first"), extra["subgoal"]
+    if kind == "irrelevant_step":
+        obj = rng.choice(_irrelevant_objects(ctx))
+        extra = _call_child(PrimitiveCall.make("pick", {"object": obj}), ctx)
+        return answer([extra, *kids], f"the {spoken(obj)} is in the way"), f"pick({obj})"
     if kind == "affordance_violation":
         if world.held:
             others = [o for o in world.objects if o != world.held and world.is_visible(o)]
             if others:
                 call = PrimitiveCall.make("pick", {"object": rng.choice(others)})
-                return _with_children(ctx, [_text(call, ctx), *kids], "grab it too"), str(call)
+                return answer([_call_child(call, ctx), *kids], "grab it too"), str(call)
         obj = next((c.kwargs["object"] for c in ctx.plan if "object" in c.kwargs), None) or \
             next(iter(world.objects), "tape")
         target = next((c.kwargs["target"] for c in ctx.plan if c.name == "place"), None) or \
             next(iter(world.places), "table")
         call = PrimitiveCall.make("place", {"object": obj, "target": target})
-        return _with_children(ctx, [_text(call, ctx), *kids], "place it"), f"{call} while not holding {obj}"
+        return answer([_call_child(call, ctx), *kids], "place it"), f"{call} while not holding {obj}"
+    if kind == "missing_conditions":
+        if ctx.goal and (len(ctx.goal) > 1 or rng.random() < 0.5):
+            dropped = rng.choice(ctx.goal)
+            return answer(kids, "the goal", goal=[g for g in ctx.goal if g != dropped]), f"goal without {dropped}"
+        i = next((i for i, c in enumerate(_shown(ctx)) if c.get("success_when")), None)
+        if i is None:
+            return answer(kids, "the goal", goal=[]), "no goal facts"
+        changed = [dict(c) for c in kids]
+        changed[i]["success_when"] = []
+        return answer(changed, "next"), f"{kids[i]['subgoal']} without success_when"
+    if kind == "wrong_conditions":
+        if ctx.goal and (rng.random() < 0.5 or not any(c.get("success_when") for c in _shown(ctx))):
+            j = rng.randrange(len(ctx.goal))
+            wrong = [*ctx.goal[:j], _wrong_fact(ctx.goal[j], ctx, rng), *ctx.goal[j + 1:]]
+            return answer(kids, "the goal", goal=wrong), f"goal {ctx.goal[j]} -> {wrong[j]}"
+        i = next(i for i, c in enumerate(_shown(ctx)) if c.get("success_when"))
+        changed = [dict(c) for c in kids]
+        changed[i]["success_when"] = [_wrong_fact(f, ctx, rng) for f in kids[i]["success_when"]]
+        return answer(changed, "next"), f"{kids[i]['subgoal']} when {changed[i]['success_when']}"
     raise ValueError(f"{kind} does not apply to a decomposition")
 
 
@@ -123,11 +224,10 @@ def termination_mistake(kind: str, ctx: AnswerContext, correct: str, rng: random
         return "", "empty completion"
     if kind == "hallucinated_object":
         ghost = _phantom(ctx.world, rng)
-        call = ProposedCall(name="pick", args={"object": ghost})
-        return TerminationAnswer(verdict="execute", call=call, reason="one grasp").model_dump_json(), f"pick({ghost})"
+        call = f"pick(object={ghost})"
+        return json.dumps({"reasoning": "one grasp", "verdict": "execute", "call": call}), call
     if kind == "too_abstract_executable":
         first = ctx.plan[0]
-        call = ProposedCall(name=first.name, args=first.kwargs)
-        answer = TerminationAnswer(verdict="execute", call=call, reason="a single action does it")
-        return answer.model_dump_json(), f"compound subgoal mapped to {first}"
+        return json.dumps({"reasoning": "a single action does it", "verdict": "execute", "call": str(first)}), \
+            f"compound subgoal mapped to {first}"
     raise ValueError(f"{kind} does not apply to a termination")

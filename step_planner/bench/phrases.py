@@ -19,8 +19,13 @@ _SECTION_RE = re.compile(r"^## (.+?)\s*$", re.M)
 _PLACE_RE = re.compile(
     r"^([a-z0-9_]+) \[(\w+)\]( \((open|closed, contents not visible)\))?(?:: (contains|has on it) (.*))?$"
 )
-_OBJECT_RE = re.compile(r"^object ([a-z0-9_]+) \[(.*?)\]: (in the gripper|at ([a-z0-9_]+))( \(out of reach\))?$")
-_SIBLING_RE = re.compile(r"^\d+\. (.*) -> (succeeded|failed|rejected|pending|expanding|executing|abandoned)\b(.*)$")
+_OBJECT_RE = re.compile(r"^object ([a-z0-9_]+) \[(.*?)\]: (in the gripper|at ([a-z0-9_]+))( \(out of reach\))?"
+                        r"( \(not visible now[^)]*\))?$")
+_SIBLING_RE = re.compile(r"^\d+\. (.*?) -> (succeeded|executed, failed|failed|rejected|pending|expanding|executing"
+                         r"|abandoned)\b(.*)$")
+_CALL_NOTE_RE = re.compile(r"^(.*) \[([a-z_]+\(.*\))\]$")
+_FACT_LINE_RE = re.compile(r"^- (.+?): (holds|not yet)")
+_SCHEMA_RE = re.compile(r"matching this schema:\n(\{.*\})\s*$", re.S)
 
 
 def sections(text: str) -> dict[str, str]:
@@ -52,12 +57,32 @@ def parse_observation(text: str) -> WorldState:
 
 
 def siblings(body: str) -> list[tuple[str, str]]:
-    """Sibling lines ``1. text -> succeeded`` as (text, outcome word)."""
+    """Sibling lines ``1. text [call] -> succeeded`` as (text or its call, outcome word)."""
     out = []
     for line in body.splitlines():
         if m := _SIBLING_RE.match(line.strip()):
-            out.append((m.group(1).strip(), m.group(2)))
+            text = m.group(1).strip()
+            if c := _CALL_NOTE_RE.match(text):
+                text = c.group(2)  # the call the child ran: its intent is exact
+            out.append((text, "failed" if m.group(2) == "executed, failed" else m.group(2)))
     return out
+
+
+def achieved_when(parent_section: str) -> tuple[str, ...]:
+    """The fact texts listed under ``Achieved when:`` in a subgoal section (empty when none)."""
+    lines = parent_section.split("Achieved when:", 1)[1].splitlines() if "Achieved when:" in parent_section else []
+    return tuple(m.group(1) for line in lines if (m := _FACT_LINE_RE.match(line.strip())))
+
+
+def answer_schema(system: str) -> dict:
+    """The answer's JSON schema, as the system prompt prints it ({} when absent)."""
+    import json
+
+    m = _SCHEMA_RE.search(system)
+    try:
+        return json.loads(m.group(1)) if m else {}
+    except ValueError:
+        return {}
 
 
 # ---- subgoal phrases -----------------------------------------------------------------------

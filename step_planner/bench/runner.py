@@ -17,16 +17,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from step_planner.bench.baselines import run_planner
 from step_planner.bench.expert import ScriptedExpert
 from step_planner.bench.goals import milestones_reached, satisfied
+from step_planner.bench.planners import run_planner
 from step_planner.bench.tasks import Task
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import Executor, Outcome
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.result import GoalError, GoalResult
-from step_planner.planner.terminate import CompletionLLM
+from step_planner.planner.termination import CompletionLLM
 
 # (task, noise, seed) -> (client, expert or None when the answers come from a real model)
 LLMFactory = Callable[[Task, float, int], tuple[CompletionLLM, ScriptedExpert | None]]

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from step_planner.bench.goals import Atom, GoalError, check_atom_names, parse_goal, satisfied
+from step_planner.bench.goals import Atom, TaskGoalError, check_atom_names, parse_goal, satisfied
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
 from step_planner.resources import config_path
@@ -92,9 +92,9 @@ def task_from_dict(raw: Any, source: str, scenes_dir: Path, cache: dict[str, Wor
     try:
         goal = parse_goal(raw["goal"])
         if not isinstance(raw["subgoals"], list) or not raw["subgoals"]:
-            raise GoalError("subgoals must be a non-empty list of atom lists")
+            raise TaskGoalError("subgoals must be a non-empty list of atom lists")
         subgoals = tuple(parse_goal(s) for s in raw["subgoals"])
-    except GoalError as exc:
+    except TaskGoalError as exc:
         raise TaskError(f"{where}: {exc}") from exc
     for atom in (*goal, *(a for s in subgoals for a in s)):
         if problem := check_atom_names(atom, world):

@@ -14,7 +14,15 @@ from typing import Any
 
 import yaml
 
-from step_planner.domain.conditions import Condition, parse_condition
+from step_planner.domain.conditions import (
+    CAPABILITY,
+    EFFECT,
+    FACT,
+    FACT_PREDICATES,
+    Condition,
+    ConditionError,
+    parse_condition,
+)
 
 ARG_TYPES = ("object", "container", "drawer", "surface", "place", "location", "direction")
 DIRECTIONS = ("left", "right", "forward", "backward")
@@ -40,8 +48,8 @@ class PrimitiveSpec:
     phrases: tuple[str, ...] = ()
 
     def signature(self) -> str:
-        """``pick(object: object)`` — how the primitive is shown to the LLM."""
-        return f"{self.name}({', '.join(f'{a.name}: {a.type}' for a in self.args)})"
+        """``place(object=<object>, target=<place>)``: the call syntax the parser accepts, as the LLM sees it."""
+        return f"{self.name}({', '.join(f'{a.name}=<{a.type}>' for a in self.args)})"
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,7 @@ class PrimitiveLibrary:
 
     primitives: dict[str, PrimitiveSpec]
     embodiment: dict[str, Any] = field(default_factory=dict)
+    goal_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact predicate -> licensing words
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
@@ -104,9 +113,9 @@ class PrimitiveLibrary:
                 args.append(ArgSpec(str(a["name"]), str(a["type"])))
             arg_names = {a.name for a in args}
             try:
-                pre = tuple(parse_condition(c) for c in raw.get("preconditions") or [])
-                eff = tuple(parse_condition(c) for c in raw.get("effects") or [])
-            except ValueError as exc:
+                pre = tuple(parse_condition(c, {FACT, CAPABILITY}) for c in raw.get("preconditions") or [])
+                eff = tuple(parse_condition(c, {EFFECT}) for c in raw.get("effects") or [])
+            except ConditionError as exc:
                 raise DomainError(f"{where}: {exc}") from exc
             for cond in pre + eff:
                 unknown = [v for v in cond.args if v not in arg_names and not cond.is_constant(v)]
@@ -117,7 +126,13 @@ class PrimitiveLibrary:
                 raise DomainError(f"{where}: 'phrases' must be a list of strings")
             prims[name] = PrimitiveSpec(name, str(raw.get("description", "")), tuple(args), pre, eff,
                                         tuple(p.lower() for p in phrases))
-        return cls(prims, dict(data.get("embodiment") or {}))
+        goal_words = data.get("goal_words") or {}
+        if not isinstance(goal_words, dict) or any(
+                k not in FACT_PREDICATES or not isinstance(v, list) or not all(isinstance(w, str) for w in v)
+                for k, v in goal_words.items()):
+            raise DomainError(f"{source}: goal_words maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
+        return cls(prims, dict(data.get("embodiment") or {}),
+                   {k: tuple(w.lower() for w in v) for k, v in goal_words.items()})
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives
@@ -147,11 +162,13 @@ class PrimitiveLibrary:
         parts = [p.strip() for p in inner.split(",")] if inner else []
         bound: dict[str, str] = {}
         for pos, part in enumerate(parts):
-            if "=" in part:
-                key, _, value = part.partition("=")
-                bound[key.strip()] = value.strip().strip("'\"")
+            key, sep, value = part.partition("=") if "=" in part else part.partition(":")
+            if sep:  # place(object=tape, ...) and, leniently, place(object: tape, ...)
+                if key.strip() in bound:
+                    raise DomainError(f"{spec.signature()}: {key.strip()} is given twice in {text!r}")
+                bound[key.strip()] = value.strip().strip("'\"<>")
             elif pos < len(spec.args):
-                bound[spec.args[pos].name] = part.strip("'\"")
+                bound[spec.args[pos].name] = part.strip("'\"<>")
             else:
                 raise DomainError(f"{spec.signature()} takes {len(spec.args)} arguments: {text!r}")
         return PrimitiveCall.make(spec.name, bound)

@@ -128,7 +128,7 @@ class WorldState:
             self.objects[args[0]].location = args[1]
         elif predicate in ("open", "closed"):
             self.places[args[0]].is_open = predicate == "open"
-        elif predicate == "at":
+        elif predicate == "robot_at":
             self.robot_at = args[0]
         elif predicate == "pushed":
             obj = self.objects[args[0]]

@@ -13,6 +13,11 @@ The key never enters records, exchange dicts, logs, exception messages or the an
 Cancel: with `LLMClient(config, cancel=event)` a set event ends the call at once with LLMCanceled —
 before a request, during the retry backoff, or while a request is in flight (it runs on a worker
 thread that is abandoned; its late answer is dropped). Without an event the call blocks as before.
+
+In process: `LLMClient(config, handler=fn)` sends the very same request dicts to `fn(request) -> text`
+instead of over HTTP (the benchmark's fast sweeps with the scripted expert). Parsing, the corrective
+retry, the ledger and the listeners are this class's, so the two paths cannot drift apart; a handler
+that raises ends the call with LLMUnavailable at once (its faults are bugs, not transient).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import openai
 from pydantic import BaseModel
@@ -30,6 +36,7 @@ from pydantic import BaseModel
 from .answers import AnswerError, parse_answer
 from .config import LLMConfig
 from .errors import LLMCanceled, LLMInvalidAnswer, LLMReplayMiss, LLMUnavailable
+from .schemas import strict_json_schema
 from .tokens import count_message_tokens, count_tokens
 from .usage import CallRecord, UsageLedger
 
@@ -57,14 +64,18 @@ class _SchemaRejected(Exception):
 class LLMClient:
     """Structured completions with bounded, observable retries, usage accounting and exchange listeners."""
 
-    def __init__(self, config: LLMConfig | None = None, cancel: threading.Event | None = None) -> None:
+    def __init__(self, config: LLMConfig | None = None, cancel: threading.Event | None = None,
+                 handler: Callable[[dict], object] | None = None) -> None:
         self.config = config or LLMConfig()
         self.cancel = cancel  # when set: the call in flight is abandoned and LLMCanceled raised
-        key = self.config.read_api_key()
+        self.handler = handler
+        key = None if handler is not None else self.config.read_api_key()
         self._secret = key  # kept only to scrub it from any text that leaves this class
-        self._openai = openai.OpenAI(base_url=self.config.base_url, api_key=key or PLACEHOLDER_KEY,
-                                     timeout=self.config.timeout_s, max_retries=0)
+        self._openai = None if handler is not None else openai.OpenAI(
+            base_url=self.config.base_url, api_key=key or PLACEHOLDER_KEY, timeout=self.config.timeout_s,
+            max_retries=0)
         self._json_object_mode = self.config.structured == "json_object"
+        self._strict = self.config.strict and not self._json_object_mode
         self._listeners: list[Listener] = []
         self.usage = UsageLedger()
 
@@ -74,7 +85,7 @@ class LLMClient:
 
     @property
     def endpoint(self) -> str:
-        return str(self._openai.base_url)
+        return "in-process handler" if self._openai is None else str(self._openai.base_url)
 
     @property
     def structured_mode(self) -> str:
@@ -90,11 +101,9 @@ class LLMClient:
         """
         self._listeners.append(listener)
 
-    def remove_listener(self, listener: Listener) -> None:
-        self._listeners.remove(listener)
-
     def close(self) -> None:
-        self._openai.close()
+        if self._openai is not None:
+            self._openai.close()
 
     def complete(self, messages: list[dict], schema: type[BaseModel], purpose: str) -> BaseModel:
         """Ask for one `schema` instance; raises LLMUnavailable or LLMInvalidAnswer, never returns junk."""
@@ -139,13 +148,17 @@ class LLMClient:
             try:
                 return self._one_exchange(conversation, schema, purpose, attempt)
             except _SchemaRejected as exc:
+                attempt -= 1  # the fallback is a protocol switch, not a transport retry
+                if self._strict:
+                    log.warning("endpoint %s rejects strict json_schema; retrying without strict", self.endpoint)
+                    self._strict = False
+                    continue
                 if self.config.structured == "json_schema":
                     raise LLMUnavailable(
                         f"{self.endpoint} rejects response_format json_schema ({exc}); "
                         "set llm.structured to 'auto' or 'json_object'") from None
                 log.warning("endpoint %s rejects json_schema; falling back to json_object", self.endpoint)
                 self._json_object_mode = True
-                attempt -= 1  # the fallback is a protocol switch, not a transport retry
             except _Transient as exc:
                 last_error = str(exc)
                 if attempt < attempts:
@@ -203,6 +216,9 @@ class LLMClient:
         """The openai call. With a cancel event it runs on a worker thread that a cancel abandons: the
         worker ends by itself within timeout_s (sooner once close() shuts the connection pool), and
         its late answer is dropped, never accounted or parsed."""
+        if self.handler is not None:
+            return self._in_process(request)
+        assert self._openai is not None
         if self.cancel is None:
             return self._openai.chat.completions.create(**request)
         box: dict = {}
@@ -223,6 +239,20 @@ class LLMClient:
         if "error" in box:
             raise box["error"]
         return box["response"]
+
+    def _in_process(self, request: dict) -> SimpleNamespace:
+        """The handler's answer in the shape of an openai response (usage counted locally)."""
+        assert self.handler is not None
+        try:
+            reply = self.handler(json.loads(json.dumps(request)))
+        except Exception as exc:
+            raise LLMUnavailable(f"the answer handler failed: {type(exc).__name__}: {exc}") from exc
+        text = getattr(reply, "text", reply)
+        if not isinstance(text, str):
+            raise LLMUnavailable(f"the answer handler returned {type(reply).__name__}, not text")
+        message = SimpleNamespace(content=text)
+        finish = getattr(reply, "finish_reason", "stop")
+        return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason=finish)], usage=None)
 
     def _read_response(self, response, sent: list[dict]) -> tuple[str, dict, str | None]:
         choices = getattr(response, "choices", None)
@@ -260,7 +290,8 @@ class LLMClient:
     def _response_format(self, schema: type[BaseModel]) -> dict:
         if self._json_object_mode:
             return {"type": "json_object"}
-        spec = {"name": schema.__name__[:64], "schema": schema.model_json_schema(), "strict": False}
+        body = strict_json_schema(schema) if self._strict else schema.model_json_schema()
+        spec = {"name": schema.__name__[:64], "schema": body, "strict": self._strict}
         return {"type": "json_schema", "json_schema": spec}
 
     def _messages_for_mode(self, conversation: list[dict], schema: type[BaseModel]) -> list[dict]:

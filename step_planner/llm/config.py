@@ -33,6 +33,7 @@ class LLMConfig:
     temperature: float = 0.0
     max_tokens: int = 800
     structured: str = "auto"  # auto | json_schema | json_object
+    strict: bool = True  # json_schema with strict=true where the server accepts it (else without)
     max_answer_chars: int = 20000  # a longer answer is rejected as invalid, never parsed
 
     def __post_init__(self) -> None:
@@ -84,5 +85,7 @@ def _check_type(name: str, value: Any, annotation: str) -> Any:
     if base == "int" and isinstance(value, int) and not isinstance(value, bool):
         return value
     if base == "str" and isinstance(value, str):
+        return value
+    if base == "bool" and isinstance(value, bool):
         return value
     raise LLMConfigError(f"llm.{name}: expected {annotation}, got {type(value).__name__} {value!r}")

@@ -1,64 +1,128 @@
 """The structured answers the planner asks the LLM for (validated with pydantic).
 
-The JSON schemas sent to the endpoint are generated from these models, so the prompt, the
-schema and the validation can never drift apart.
+The JSON schema sent to the endpoint is generated from the same model that validates the
+answer, so the prompt, the schema and the validation cannot drift apart. A decomposition answer
+carries only the fields the planner profile and its features use (:func:`decomposition_schema`):
+a field the planner would ignore is a field a model can get wrong.
+
+Calls are strings in the exact syntax the parser accepts (``place(object=tape, target=drawer)``)
+and conditions are strings of the domain's condition grammar (``in(tape, drawer)``): both are
+shown that way in the prompts, and plain strings keep the schema valid for strict structured
+outputs.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from functools import lru_cache
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 MAX_TEXT = 400
+MAX_REASONING = 2000
+MAX_PLAN = 16
+MAX_FACTS = 24
+
+# Unknown keys are ignored, not refused: a model that adds a field ("confidence") loses nothing, and
+# the schema sent for strict structured outputs still forbids them (strict_json_schema).
+_STRICT = ConfigDict(extra="ignore")
 
 
-class ProposedCall(BaseModel):
-    """A primitive call as the LLM proposes it; checked against the spec before anything runs."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(max_length=64, description="primitive name from the list")
-    args: dict[str, str] = Field(default_factory=dict, description="argument name -> entity name")
+class _Answer(BaseModel):
+    model_config = _STRICT
 
 
-class DecompositionAnswer(BaseModel):
-    """The next child of the subgoal being decomposed (STEP Eq. 2-3)."""
+class TextChild(_Answer):
+    """A proposed child subgoal as STEP writes it: natural language or a call."""
 
-    model_config = ConfigDict(extra="forbid")
-    reasoning: str = Field(default="", max_length=2000, description="brief thinking")
-    done: bool = Field(description="true when the finished children already achieve the subgoal")
-    subgoal: str | None = Field(
-        default=None,
-        max_length=MAX_TEXT,
-        description="the next child subgoal: a short instruction, or a primitive call like pick(tape)",
-    )
-    control: Literal["sequence", "fallback", "parallel"] = Field(
-        default="sequence", description="how this subgoal's children combine (control-flow feature)"
-    )
-    plan: list[str] = Field(
-        default_factory=list,
-        max_length=16,
-        description="optional: the remaining children in order, starting with `subgoal` (plan-ahead)",
-    )
+    subgoal: str = Field(min_length=1, max_length=MAX_TEXT,
+                         description="a short instruction, or a primitive call such as pick(object=tape)")
 
 
-class TerminationAnswer(BaseModel):
+class GroundedChild(_Answer):
+    """A proposed child with the primitive call it is (if one action) and how to tell it is achieved."""
+
+    subgoal: str = Field(min_length=1, max_length=MAX_TEXT, description="a short instruction")
+    call: str | None = Field(
+        default=None, description="when the child is ONE action: the primitive call, e.g. "
+        "place(object=tape, target=drawer); null when it needs several actions")
+    success_when: list[str] = Field(
+        default_factory=list, max_length=MAX_FACTS,
+        description="facts that hold once the child is achieved, e.g. [\"in(tape, drawer)\"]; may be empty "
+        "for a call (its effects are checked)")
+
+
+@lru_cache(maxsize=32)
+def decomposition_schema(*, grounded: bool, goal: bool, plan_ahead: bool, control: bool) -> type[BaseModel]:
+    """The decomposition answer model for one kind of prompt.
+
+    ``goal``: the root's first question also asks for the instruction's goal conditions.
+    ``plan_ahead``: the remaining children after ``next`` (ReCAP). ``control``: how the
+    children combine (ReAcTree). ``grounded``: children carry ``call`` and ``success_when``.
+    """
+    child: type[BaseModel] = GroundedChild if grounded else TextChild
+    fields: dict[str, Any] = {
+        "reasoning": (str, Field(default="", max_length=MAX_REASONING, description="brief thinking")),
+    }
+    if goal:
+        fields["goal"] = (list[str], Field(default_factory=list, max_length=MAX_FACTS, description=(
+            "the facts that hold once the whole instruction is carried out, e.g. "
+            "[\"in(tape, drawer)\", \"closed(drawer)\"]")))
+    fields["done"] = (bool, Field(default=False, description=(
+        "true only if the subgoal is already achieved (then next is null)")))
+    fields["next"] = (child | None, Field(default=None, description="the next child subgoal, null when done"))
+    if plan_ahead:
+        fields["then"] = (list[child], Field(default_factory=list, max_length=MAX_PLAN, description=(  # type: ignore[valid-type]
+            "the children planned after `next`, in order (refined after every child)")))
+    if control:
+        fields["control"] = (Literal["sequence", "fallback", "parallel"], Field(default="sequence", description=(
+            "how this subgoal's children combine: sequence (all, in order), fallback (stop at the first "
+            "success) or parallel (all, even if one fails)")))
+    name = "Decomposition" + ("Grounded" if grounded else "") + ("Goal" if goal else "") + \
+        ("Plan" if plan_ahead else "") + ("Control" if control else "")
+    return create_model(name, __config__=_STRICT, __doc__="The next child of the subgoal being decomposed.",
+                        **fields)
+
+
+class TerminationAnswer(_Answer):
     """The leaf-termination verdict for one new subgoal (STEP Sec. III-B)."""
 
-    model_config = ConfigDict(extra="forbid")
-    reasoning: str = Field(default="", max_length=2000)
+    reasoning: str = Field(default="", max_length=MAX_REASONING,
+                           description="brief thinking, and the reason for the verdict")
     verdict: Literal["execute", "decompose", "replan"] = Field(
         description="execute: maps to exactly one primitive and is consistent; decompose: consistent "
-        "but needs more steps; replan: inconsistent with the robot, the parent or the world"
-    )
-    call: ProposedCall | None = Field(default=None, description="the primitive call, when execute")
-    reason: str = Field(default="", max_length=MAX_TEXT)
+        "but needs more steps; replan: inconsistent with the robot, the parent or the world")
+    call: str | None = Field(default=None, max_length=MAX_TEXT, description=(
+        "when execute: the primitive call, e.g. pick(object=tape); otherwise null"))
 
 
-class CompletionAnswer(BaseModel):
-    """Whether a subgoal the decomposer called done is achieved (the verify_done feature)."""
+class CompletionAnswer(_Answer):
+    """Whether a subgoal the decomposer called done is achieved (the model's word: ``verify_done``)."""
 
-    model_config = ConfigDict(extra="forbid")
-    reasoning: str = Field(default="", max_length=2000)
+    reasoning: str = Field(default="", max_length=MAX_REASONING,
+                           description="brief thinking; what is missing, if anything")
     achieved: bool = Field(description="true when the observation and outcomes show the subgoal is achieved")
-    missing: str = Field(default="", max_length=MAX_TEXT, description="what is still missing, when not achieved")
+
+
+def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the subset OpenAI's strict structured outputs accept.
+
+    Every property is required (optional ones are nullable already), objects forbid extra keys,
+    and keywords strict mode rejects (lengths, defaults, titles) are dropped — the answer is
+    still validated against the full model here.
+    """
+    schema = model.model_json_schema()
+    dropped = {"maxLength", "minLength", "maxItems", "minItems", "default", "title"}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items() if k not in dropped}
+            if out.get("type") == "object" and "properties" in out:
+                out["required"] = list(out["properties"])
+                out["additionalProperties"] = False
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)

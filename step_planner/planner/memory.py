@@ -31,9 +31,6 @@ class WorkingMemory:
             if obj.location is not None:
                 self.last_seen[name] = obj.location
 
-    def recall(self, name: str) -> str | None:
-        return self.last_seen.get(name)
-
     def render(self, observed: WorldState) -> str:
         lines = []
         for name, where in self.last_seen.items():

@@ -1,23 +1,36 @@
 """Scoped prompts (STEP Eq. 2-3): a node sees its parent, its previous siblings, the observation.
 
 Nothing from other branches enters a prompt: the prompt grows with depth (the ancestor path),
-not with the number of steps already executed elsewhere in the tree.
+not with the number of steps already executed elsewhere in the tree. The templates are text
+files in ``config/prompts/`` and the worked examples are data (``examples.yaml``), filtered to
+the fields of the answer schema in use. A prompt is a pure function of the tree, the beliefs and
+the feedback, so the same situation always gives byte-identical messages (replay, speculation).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import yaml
+from pydantic import BaseModel
+
+from step_planner.domain.conditions import FACT_SYNTAX, explain_failure
 from step_planner.domain.primitives import PrimitiveLibrary
-from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer, TerminationAnswer
-from step_planner.planner.tree import NodeStatus, SubgoalNode, SubgoalTree
+from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer
+from step_planner.planner.beliefs import Beliefs
+from step_planner.planner.kinds import NodeStatus
+from step_planner.planner.tree import SubgoalNode, SubgoalTree
 from step_planner.resources import ResourceError, config_path
 
 _PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "observation", "subgoal", "extra")
-_TEMPLATES = ("decompose_system", "decompose_user", "terminate_system", "terminate_user", "verify_system",
-              "verify_user")
+_TEMPLATES = ("decompose_system", "decompose_user", "decompose_rules_grounded", "decompose_rules_text",
+              "decompose_rules_calls", "terminate_system", "terminate_user", "verify_system", "verify_user")
+ANSWER_STYLES = ("grounded", "text", "calls")
+_CALL_SHAPE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\(.*\)\s*\.?\s*$")
 
 
 class PromptError(ValueError):
@@ -34,16 +47,14 @@ def _find_prompts_dir(configured: str) -> Path:
 
 
 def describe_outcome(node: SubgoalNode) -> str:
-    """One line per sibling: what was tried and how it ended (with the reason on failure)."""
+    """How a child ended, with the reason on failure — worded for what happened."""
     status = node.status
     if status is NodeStatus.SUCCEEDED:
         return "succeeded" + (f" ({node.summary})" if node.summary else "")
     if status is NodeStatus.FAILED:
-        reason = node.outcome.get("message", "") if node.outcome else ""
         if node.outcome and node.outcome.get("code"):
-            reason = f"{node.outcome['code']}: {reason}"
-        elif node.verdicts:
-            reason = node.verdicts[-1].reason
+            return f"executed, failed: {node.outcome['code']}: {node.outcome.get('message', '')}".rstrip(": ")
+        reason = node.verdicts[-1].reason if node.verdicts else ""
         return f"failed: {reason}" if reason else "failed"
     if status is NodeStatus.ABANDONED:
         reason = node.verdicts[-1].reason if node.verdicts else "dropped by a re-plan"
@@ -51,13 +62,31 @@ def describe_outcome(node: SubgoalNode) -> str:
     return status.value
 
 
+def _filter(answer: Any, schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """Keep only the keys of ``answer`` that ``schema`` (a JSON schema node) has."""
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if "anyOf" in schema:
+        for option in schema["anyOf"]:
+            if option.get("type") != "null":
+                return _filter(answer, option, defs) if answer is not None else None
+    if isinstance(answer, dict) and "properties" in schema:
+        props = schema["properties"]
+        return {k: _filter(v, props[k], defs) for k, v in answer.items() if k in props}
+    if isinstance(answer, list) and "items" in schema:
+        return [_filter(v, schema["items"], defs) for v in answer]
+    return answer
+
+
 @dataclass
 class PromptBook:
     library: PrimitiveLibrary
     templates: dict[str, str]
+    examples: dict[str, Any] = field(default_factory=dict)
+    history: str = "tree"  # tree | whole_task (STEP's "w/o tree structure" ablation)
 
     @classmethod
-    def load(cls, library: PrimitiveLibrary, prompts_dir: str = "") -> PromptBook:
+    def load(cls, library: PrimitiveLibrary, prompts_dir: str = "", history: str = "tree") -> PromptBook:
         folder = _find_prompts_dir(prompts_dir)
         templates = {}
         for name in _TEMPLATES:
@@ -66,24 +95,87 @@ class PromptBook:
                 templates[name] = path.read_text()
             except OSError as exc:
                 raise PromptError(f"missing prompt template {path}: {exc}") from exc
-        book = cls(library, templates)
+        try:
+            examples = yaml.safe_load((folder / "examples.yaml").read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise PromptError(f"cannot read {folder / 'examples.yaml'}: {exc}") from exc
+        if history not in ("tree", "whole_task"):
+            raise PromptError(f"history must be tree or whole_task, got {history!r}")
+        book = cls(library, templates, examples, history)
         book._check()
         return book
 
     def _check(self) -> None:
-        probe = dict.fromkeys(("embodiment", "primitives", "schema", *_PLACEHOLDERS), "")
+        probe = dict.fromkeys(("embodiment", "primitives", "poses", "schema", "answer_rules", "facts", "example",
+                               *_PLACEHOLDERS), "")
         for name, text in self.templates.items():
             try:
                 text.format(**probe)
             except (KeyError, IndexError, ValueError) as exc:
                 raise PromptError(f"prompt template {name}: bad placeholder {exc}") from exc
 
-    def _system(self, name: str, schema: type) -> str:
-        return self.templates[name].format(
+    # ---- system messages -------------------------------------------------------------------
+    def _example(self, kind: str, style: str, schema: type[BaseModel]) -> str:
+        data = self.examples.get(kind) or {}
+        answer = data.get(style) if kind == "decompose" else data.get("answer")
+        if not answer:
+            return "(none)"
+        full = schema.model_json_schema()
+        shown = _filter(answer, full, full.get("$defs", {}))
+        return f"{str(data.get('situation', '')).strip()}\nAnswer: {json.dumps(shown)}"
+
+    def _system(self, kind: str, schema: type[BaseModel], world_poses: list[str], style: str = "") -> str:
+        rules = self.templates.get(f"decompose_rules_{style}", "") if kind == "decompose" else ""
+        rules = rules.format(facts=", ".join(FACT_SYNTAX)).rstrip("\n")
+        return self.templates[f"{kind}_system"].format(
             embodiment=self.library.embodiment_summary(),
             primitives=self.library.describe(),
+            poses=", ".join(world_poses) or "(none)",
+            answer_rules=rules,
+            facts=", ".join(FACT_SYNTAX),
+            example=self._example(kind, style, schema),
             schema=json.dumps(schema.model_json_schema(), separators=(",", ":")),
         )
+
+    def _messages(self, kind: str, schema: type[BaseModel], poses: list[str], style: str = "",
+                  **fields: str) -> list[dict[str, str]]:
+        template = self.templates[f"{kind}_user"]
+        values = dict.fromkeys(_PLACEHOLDERS, "") | fields
+        if values["extra"]:
+            values["extra"] = "\n" + values["extra"].strip() + "\n"
+        user = template.format(**values)
+        if values["extra"] and "{extra}" not in template:
+            user = f"{user.rstrip()}\n{values['extra']}"
+        return [
+            {"role": "system", "content": self._system(kind, schema, poses, style)},
+            {"role": "user", "content": user},
+        ]
+
+    # ---- shared sections ---------------------------------------------------------------------
+    @staticmethod
+    def observation(beliefs: Beliefs) -> str:
+        text = beliefs.observed.describe()
+        if believed := beliefs.describe_believed():
+            text += f"\nNot visible now, where earlier actions left them:\n{believed}"
+        return text
+
+    @staticmethod
+    def conditions_text(node: SubgoalNode, beliefs: Beliefs) -> str:
+        """``in(tape, drawer): not yet (tape is at table)`` per condition of a node."""
+        from step_planner.domain.conditions import parse_fact
+
+        lines = []
+        for record in node.conditions:
+            if record.holds:
+                lines.append(f"- {record.text}: holds")
+                continue
+            fact = parse_fact(record.text)
+            if any(o not in beliefs.world.objects for o in fact.objects):
+                why = ", ".join(o for o in fact.objects if o not in beliefs.world.objects) + " not seen yet"
+            else:
+                why = explain_failure(fact, {}, beliefs.world)
+            lines.append(f"- {record.text}: not yet ({why})")
+        return "\n".join(lines)
 
     @staticmethod
     def siblings_text(tree: SubgoalTree, parent_id: int, before: int | None = None, collapse: bool = False) -> str:
@@ -98,56 +190,60 @@ class PromptBook:
                 continue
             note = f" (after {folded} rejected proposal{'s' if folded > 1 else ''})" if folded else ""
             folded = 0
-            lines.append(f"{i}. {child.text} -> {describe_outcome(child)}{note}")
+            shown = child.text
+            if child.call is not None and not _CALL_SHAPE.match(child.text):
+                shown += f" [{child.call}]"  # what a natural-language child ran
+            lines.append(f"{i}. {shown} -> {describe_outcome(child)}{note}")
         return "\n".join(lines) if lines else "(none yet)"
 
-    def _messages(self, kind: str, schema: type, **fields: str) -> list[dict[str, str]]:
-        """System + user message of one prompt kind; placeholders a template does not use are ignored,
-        and the feature sections (``extra``) are appended when the template does not place them."""
-        template = self.templates[f"{kind}_user"]
-        values = dict.fromkeys(_PLACEHOLDERS, "") | fields
-        user = template.format(**values)
-        if values["extra"] and "{extra}" not in template:
-            user = f"{user.rstrip()}\n\n{values['extra']}\n"
-        return [
-            {"role": "system", "content": self._system(f"{kind}_system", schema)},
-            {"role": "user", "content": user},
-        ]
+    @staticmethod
+    def _whole_task_history(tree: SubgoalTree) -> str:
+        leaves = [n for n in sorted(tree.nodes.values(), key=lambda n: n.id) if n.outcome is not None]
+        lines = [f"{i}. {n.call or n.text} -> {describe_outcome(n)}" for i, n in enumerate(leaves, 1)]
+        return "Actions executed so far (whole task):\n" + ("\n".join(lines) if lines else "(none yet)")
 
-    def decomposition(
-        self, tree: SubgoalTree, node_id: int, observation: str, feedback: list[str], extra: str = "",
-        collapse: bool = False,
-    ) -> list[dict[str, str]]:
+    # ---- the three prompt kinds ------------------------------------------------------------
+    def decomposition(self, tree: SubgoalTree, node_id: int, beliefs: Beliefs, feedback: list[str], *,
+                      schema: type[BaseModel], style: str, extra: str = "", collapse: bool = False,
+                      ) -> list[dict[str, str]]:
         node = tree.node(node_id)
         path = [a.text for a in tree.ancestors(node_id)] + [node.text]
+        parent = node.text
+        if node.conditions:
+            parent += "\nAchieved when:\n" + self.conditions_text(node, beliefs)
+        if self.history == "whole_task":
+            parent += "\n" + self._whole_task_history(tree)
         return self._messages(
-            "decompose", DecompositionAnswer,
+            "decompose", schema, beliefs.world.locations, style,
             instruction=tree.instruction,
-            parent=node.text,
+            parent=parent,
             ancestors="\n".join(f"{'  ' * i}- {t}" for i, t in enumerate(path)),
             siblings=self.siblings_text(tree, node_id, collapse=collapse),
             feedback="\n".join(f"- {f}" for f in feedback) if feedback else "(none)",
-            observation=observation,
+            observation=self.observation(beliefs),
             extra=extra,
         )
 
-    def termination(self, tree: SubgoalTree, node_id: int, observation: str) -> list[dict[str, str]]:
+    def termination(self, tree: SubgoalTree, node_id: int, beliefs: Beliefs) -> list[dict[str, str]]:
         node = tree.node(node_id)
         assert node.parent is not None, "the root is never judged as a leaf"
+        parent = tree.node(node.parent).text
+        if self.history == "whole_task":
+            parent += "\n" + self._whole_task_history(tree)
         return self._messages(
-            "terminate", TerminationAnswer,
+            "terminate", TerminationAnswer, beliefs.world.locations,
             subgoal=node.text,
-            parent=tree.node(node.parent).text,
+            parent=parent,
             siblings=self.siblings_text(tree, node.parent, before=node.id),
-            observation=observation,
+            observation=self.observation(beliefs),
             instruction=tree.instruction,
         )
 
-    def verification(self, tree: SubgoalTree, node_id: int, observation: str) -> list[dict[str, str]]:
+    def verification(self, tree: SubgoalTree, node_id: int, beliefs: Beliefs) -> list[dict[str, str]]:
         return self._messages(
-            "verify", CompletionAnswer,
+            "verify", CompletionAnswer, beliefs.world.locations,
             instruction=tree.instruction,
             subgoal=tree.node(node_id).text,
             siblings=self.siblings_text(tree, node_id, collapse=True),
-            observation=observation,
+            observation=self.observation(beliefs),
         )

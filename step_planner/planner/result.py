@@ -1,4 +1,9 @@
-"""How a goal ended: the error codes the action result and the CLI report."""
+"""How a goal ended: the error codes the action result and the CLI report, and whether it was checked.
+
+``verified`` is true only when the instruction's conditions were judged against the world at the
+end; ``conditions`` lists each with its final truth and where that truth came from. A goal can
+only be ``success`` with ``verified`` unless ``require_verified_success`` was turned off.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ class GoalError(str, Enum):
     EXECUTION_FAILED = "EXECUTION_FAILED"
     SAFETY_VIOLATION = "SAFETY_VIOLATION"
     CANCELED = "CANCELED"
+    NOTHING_TO_DO = "NOTHING_TO_DO"  # the instruction's conditions held before anything ran
 
 
 @dataclass
@@ -31,12 +37,16 @@ class GoalResult:
     tree: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    verified: bool = False
+    conditions: list[dict[str, Any]] = field(default_factory=list)  # ConditionRecord.to_dict() of the root
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "success": self.success,
             "error": self.error.value,
             "message": self.message,
+            "verified": self.verified,
+            "conditions": list(self.conditions),
             "executed": [{"call": c.to_dict(), "outcome": o.to_dict()} for c, o in self.executed],
             "tree": self.tree,
             "usage": self.usage,

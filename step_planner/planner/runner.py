@@ -42,7 +42,8 @@ def validate_instruction(instruction: object) -> str | None:
 
 
 def _usage(llm: object, first_record: int, planner: StepPlanner) -> dict:
-    usage: dict = {"llm_calls": planner.llm_calls, "primitives": planner.primitives}
+    usage: dict = {"llm_calls": planner.llm_calls, "primitives": planner.primitives,
+                   "planned_without_llm": planner.planned_skips, "profile": planner.profile.name}
     ledger = getattr(llm, "usage", None)
     records = list(getattr(ledger, "records", []))[first_record:]
     if records:
@@ -70,11 +71,13 @@ def run_goal(
     on_step: StepCallback | None = None,
     gate: CallGate | None = None,
     episodic: EpisodicMemory | None = None,
+    goal: list[str] | None = None,
 ) -> GoalResult:
     """Plan and execute one instruction. Never raises for planner, LLM or executor faults.
 
     ``gate`` sees every call before it runs (the safety envelope, approval mode) and may refuse
-    it by returning an Outcome; a refused call is never sent to the executor.
+    it by returning an Outcome; a refused call is never sent to the executor. ``goal``: facts the
+    client states as the instruction's goal (then the model is not asked for them).
     """
     started = time.monotonic()
     if problem := validate_instruction(instruction):
@@ -82,7 +85,7 @@ def run_goal(
     cancel = cancel or threading.Event()
     planner = StepPlanner(
         instruction.strip(), library=library, llm=llm, config=config, goal_id=goal_id,
-        listeners=listeners, cancel=cancel, episodic=episodic,
+        listeners=listeners, cancel=cancel, episodic=episodic, goal=goal,
     )
     first_record = len(getattr(getattr(llm, "usage", None), "records", []))
     executed: list[tuple[PrimitiveCall, Outcome]] = []

@@ -2,7 +2,13 @@
 
 ``StepPlanner.run(world)`` yields the next :class:`PrimitiveCall` and is sent back a
 :class:`StepReport` (the outcome and the new world). The caller owns execution, which is why the
-ROS action server, the CLI and the benchmark all drive this same code (see ``runner.run_goal``).
+ROS action server, the CLI and the benchmark all drive this same code (``runner.run_goal``).
+
+With conditions (the ``grounded`` profile) the world decides, not the model's word: the root
+carries the instruction's goal facts, every child its ``success_when`` (or, for a call, the
+call's effects); after each child the parent's facts are judged on the believed world, and a
+subgoal whose facts hold is done without asking anyone. A model's "done" whose facts do not hold
+becomes feedback naming them.
 
 Re-planning (STEP): an inconsistent child, a failed execution or a failed subtree sends the
 reason back to the parent, which proposes a different next child with that reason as feedback.
@@ -12,26 +18,39 @@ parent itself fails and its own parent re-plans.
 
 from __future__ import annotations
 
+import re
 import threading
-import time
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import check_call
+from step_planner.domain.conditions import Condition, explain_failure, parse_fact
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer, LLMUnavailable
-from step_planner.llm.schemas import CompletionAnswer, DecompositionAnswer
+from step_planner.llm.schemas import CompletionAnswer, decomposition_schema
+from step_planner.planner.beliefs import Beliefs
+from step_planner.planner.budget import Budget, BudgetExceeded, Canceled
 from step_planner.planner.config import PlannerConfig
-from step_planner.planner.learning import revise_pending, summarize, world_facts
-from step_planner.planner.memory import EpisodicMemory, WorkingMemory
+from step_planner.planner.control_flow import ControlFlow, Next, control_flow
+from step_planner.planner.features import ChildFinished, make_features
+from step_planner.planner.grounding import (
+    check_goal,
+    check_subgoal_conditions,
+    named_entities,
+    relevant_entities,
+)
+from step_planner.planner.kinds import Control, JudgedFrom, NodeStatus, VerdictKind, VerdictSource
+from step_planner.planner.memory import EpisodicMemory
 from step_planner.planner.prompts import PromptBook
 from step_planner.planner.result import GoalError, GoalResult
-from step_planner.planner.terminate import DECOMPOSE, EXECUTE, CompletionLLM, TerminationChecker
-from step_planner.planner.tree import NodeStatus, SubgoalTree, TreeListener
+from step_planner.planner.termination import Candidate, CompletionLLM, TerminationChecker
+from step_planner.planner.tree import ConditionRecord, SubgoalTree, TreeListener
+from step_planner.planner.world_changes import revise_pending
+
+__all__ = ["BudgetExceeded", "Canceled", "CompletionLLM", "StepPlanner", "StepReport"]
 
 
 @dataclass
@@ -42,16 +61,51 @@ class StepReport:
     world: WorldState  # the world after the call (truth or observation; the planner filters)
 
 
-class BudgetExceeded(Exception):
+@dataclass
+class ChildSpec:
+    """A proposed child: its words, the call it is (if one action) and the facts that end it."""
+
+    text: str
+    call_text: str | None = None
+    success_when: list[str] = field(default_factory=list)
+    planned: bool = False  # taken from a plan, without an LLM call
+
+
+@dataclass
+class _Round:
+    """One node's expansion: the feedback of the current child position and what is planned."""
+
+    node_id: int
+    flow: ControlFlow
+    feedback: list[str] = field(default_factory=list)
+    rejections: int = 0
+    pending: list[ChildSpec] = field(default_factory=list)  # plan-ahead: head first
+    challenged: set[str] = field(default_factory=set)
+    asked: int = 0
+
+
+class _DoneClaim:
+    def __init__(self, reasoning: str) -> None:
+        self.reasoning = reasoning
+
+
+class _NothingToDo(Exception):
     pass
 
 
-class Canceled(Exception):
-    pass
+class _ClientGoalError(ValueError):
+    """A goal stated by the client (the action goal, ``--goal``) names unknown things or does not parse."""
 
+
+_RECHECK = object()  # the goal was just stated: judge it before proposing anything
+_CALL_SHAPE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\(.*\)\s*\.?\s*$")
 
 Plan = Generator[PrimitiveCall, StepReport, GoalResult]
 Expansion = Generator[PrimitiveCall, StepReport, tuple[bool, str]]
+
+# effect term -> the fact it leaves behind (effects without an observable fact are not checked)
+_EFFECT_FACTS = {"holding": "holding({0})", "released": "not holding({0})", "put": "at({0}, {1})",
+                 "open": "open({0})", "closed": "closed({0})"}
 
 
 class StepPlanner:
@@ -67,163 +121,300 @@ class StepPlanner:
         prompts: PromptBook | None = None,
         cancel: threading.Event | None = None,
         episodic: EpisodicMemory | None = None,
+        goal: list[str] | None = None,
     ) -> None:
         self.library = library
         self.config = config
+        self.profile = config.planner_profile
         self.llm = llm
-        self.cancel = cancel or threading.Event()
+        self.budget = Budget(config, cancel)
+        self.cancel = self.budget.cancel
         self.tree = SubgoalTree(instruction, goal_id)
         for listener in listeners:
             self.tree.add_listener(listener)
-        self.prompts = prompts or PromptBook.load(library, config.prompts_dir)
-        self.checker = TerminationChecker(library, self.prompts, self)
-        self.llm_calls = 0
-        self.primitives = 0
-        self.started = time.monotonic()
-        self.world = WorldState()
-        self._last_failure = GoalError.PLANNING_FAILED
-        self.features = config.features
-        self.working_memory = WorkingMemory() if "working_memory" in self.features else None
-        self.episodic = episodic if "episodic_memory" in self.features else None
-        self._examples: dict[int, str] = {}
-        self._learned: dict[int, list[str]] = {}
+        self.prompts = prompts or PromptBook.load(library, config.prompts_dir, self.profile.history)
+        self.checker = TerminationChecker(library, self.prompts, self, self.profile.termination)
+        self.beliefs = Beliefs()
+        self.episodic = episodic if self.has("episodic_memory") else None
+        self.plugins = make_features(self.profile.features, self.episodic)
+        self.client_goal = list(goal or [])
         self.planned_skips = 0  # LLM calls saved by plan-ahead
+        self._failure = GoalError.PLANNING_FAILED
+        self._goal_at_start: dict[str, bool] = {}  # the instruction's facts as first judged
+        self._moved: set[str] = set()  # objects the robot held or whose place changed across its actions
 
-    def _observe(self, world: WorldState) -> None:
-        self.world = world.observed()
-        if self.working_memory is not None:
-            self.working_memory.update(self.world)
+    def has(self, feature: str) -> bool:
+        return feature in self.profile.features
+
+    @property
+    def llm_calls(self) -> int:
+        return self.budget.llm_calls
+
+    @property
+    def primitives(self) -> int:
+        return self.budget.primitives
+
+    @property
+    def world(self) -> WorldState:
+        return self.beliefs.world
 
     # ---- the LLM, with the budget in front of it ---------------------------------------------
     def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
-        self._check_budgets()
-        if self.llm_calls >= self.config.max_llm_calls:
-            raise BudgetExceeded(f"LLM call budget of {self.config.max_llm_calls} used up")
-        self.llm_calls += 1
+        self.budget.charge_llm()
         try:
             return self.llm.complete(messages, schema, purpose)
         except LLMCanceled:  # the client gave up waiting because of our own cancel event
             raise Canceled() from None
 
-    def _check_budgets(self) -> None:
-        if self.cancel.is_set():
-            raise Canceled()
-        elapsed = time.monotonic() - self.started
-        if elapsed > self.config.wall_clock_s:
-            raise BudgetExceeded(f"wall-clock limit of {self.config.wall_clock_s:.0f} s reached")
+    def _observe(self, world: WorldState) -> None:
+        self.beliefs.update(world.observed())
+        for plugin in self.plugins:
+            plugin.on_observe(self.beliefs.observed)
 
     # ---- Algorithm 1 -------------------------------------------------------------------------
     def run(self, world: WorldState) -> Plan:
         self._observe(world)
         root = self.tree.root
+        self.budget.scale(len(named_entities(self.tree.instruction, self.beliefs.world)))
         try:
+            if self.client_goal:
+                self._set_client_goal()
             ok, reason = yield from self._expand(root)
+        except _ClientGoalError as exc:
+            return self._end(GoalError.INVALID_GOAL, f"the goal's conditions are not usable: {exc}", None)
+        except _NothingToDo:
+            return self._end(GoalError.NOTHING_TO_DO, "nothing to do: the instruction's conditions already hold "
+                             f"({self._conditions_line()}); nothing was executed", None)
         except BudgetExceeded as exc:
-            return self._end(GoalError.BUDGET_EXCEEDED, str(exc), "budget")
+            return self._end(GoalError.BUDGET_EXCEEDED, str(exc), VerdictSource.BUDGET)
         except LLMUnavailable as exc:
-            return self._end(GoalError.LLM_UNAVAILABLE, f"LLM endpoint unavailable: {exc}", "llm")
+            return self._end(GoalError.LLM_UNAVAILABLE, f"LLM endpoint unavailable: {exc}", VerdictSource.LLM)
         except Canceled:
-            return self._end(GoalError.CANCELED, "goal canceled", "cancel")
-        if ok:
-            self.tree.set_active(None)
-            return GoalResult(True, GoalError.NONE, "the instruction is achieved", tree=self.tree.snapshot())
-        return self._end(self._last_failure, reason, None)
+            return self._end(GoalError.CANCELED, "goal canceled", VerdictSource.CANCEL)
+        if not ok:
+            return self._end(self._failure, reason, None)
+        if not self.tree.node(root).conditions and self.config.require_verified_success:
+            return self._end(GoalError.PLANNING_FAILED, "the model says the instruction is achieved, but no condition "
+                             f"was checked (profile {self.profile.name} states none); set "
+                             "require_verified_success to false to accept the model's word", VerdictSource.CONDITIONS)
+        if self.tree.node(root).conditions and not any(self._robot_made(f) for f in self._facts(root)):
+            return self._end(GoalError.NOTHING_TO_DO, "the instruction's conditions hold, but the robot brought none "
+                             f"of them about ({self._conditions_line()}): they held all along",
+                             VerdictSource.CONDITIONS)
+        self.tree.set_active(None)
+        message = "the instruction is achieved"
+        message += f": {self._conditions_line()}" if self.tree.node(root).conditions else " (the model's word)"
+        return self._result(True, GoalError.NONE, message)
+
+    def _robot_made(self, fact: Condition) -> bool:
+        """Did the robot bring this goal fact about? (false at the start; an object it names was moved)"""
+        if self._goal_at_start.get(str(fact), False):
+            return False
+        return not fact.objects or any(o in self._moved for o in fact.objects)
 
     def abort(self, error: GoalError, message: str) -> GoalResult:
         """End the goal from outside the loop (the executor failed): close every open node."""
         if self.tree.active is not None:
             self.tree.set_status(self.tree.active, NodeStatus.FAILED)
-        return self._end(error, message, "executor")
+        return self._end(error, message, VerdictSource.EXECUTOR)
 
-    def _end(self, error: GoalError, message: str, source: str | None) -> GoalResult:
+    def _end(self, error: GoalError, message: str, source: VerdictSource | None) -> GoalResult:
         if source is not None and self.tree.active is not None:
-            self.tree.add_verdict(self.tree.active, "stopped", message, source)
+            self.tree.add_verdict(self.tree.active, VerdictKind.STOPPED, message, source)
         interrupted = self.tree.active
         self.tree.abandon_open(self.tree.root)
         if interrupted is not None and error is GoalError.CANCELED:
             self.tree.set_status(interrupted, NodeStatus.FAILED)
         self.tree.set_active(None)
-        return GoalResult(False, error, message, tree=self.tree.snapshot())
+        return self._result(False, error, message)
 
-    def _extra_sections(self, node_id: int, pending: list[str]) -> str:
-        """Prompt sections contributed by the depth cap and the switched-on features."""
+    def _result(self, success: bool, error: GoalError, message: str) -> GoalResult:
+        root = self.tree.node(self.tree.root)
+        if root.conditions:
+            self._judge(root.id)
+        return GoalResult(success, error, message, tree=self.tree.snapshot(), verified=bool(root.conditions),
+                          conditions=[c.to_dict() for c in self.tree.node(self.tree.root).conditions])
+
+    def _conditions_line(self) -> str:
+        return ", ".join(f"{c.text} ({c.judged_from.value})" for c in self.tree.node(self.tree.root).conditions)
+
+    # ---- conditions --------------------------------------------------------------------------
+    def _set_conditions(self, node_id: int, facts: list[Condition], source: str) -> None:
+        records = [ConditionRecord(str(f)) for f in facts]
+        self.tree.set_conditions(node_id, records, source)
+        self._judge(node_id)
+        if node_id == self.tree.root:
+            self._goal_at_start = {c.text: c.holds for c in self.tree.node(node_id).conditions}
+
+    def _set_client_goal(self) -> None:
+        checked = check_goal(self.client_goal, self.tree.instruction, self.beliefs, self.library,
+                             about_instruction=False)
+        if not checked.ok:
+            raise _ClientGoalError("; ".join(checked.problems) or "the goal states no fact")
+        self._set_conditions(self.tree.root, checked.facts, "client")
+        self.budget.scale(len(checked.facts))
+
+    def _facts(self, node_id: int) -> list[Condition]:
+        return [parse_fact(c.text) for c in self.tree.node(node_id).conditions]
+
+    def _judge(self, node_id: int) -> bool:
+        """Re-judge a node's conditions on the believed world; True when all hold."""
         node = self.tree.node(node_id)
+        records = []
+        for old in node.conditions:
+            value, source = self.beliefs.judge(parse_fact(old.text))
+            met = (old.met_after_step if old.met_after_step is not None else self.budget.primitives) if value else None
+            records.append(ConditionRecord(old.text, value, source, met))
+        self.tree.set_conditions(node_id, records)
+        return bool(records) and all(r.holds for r in records)
+
+    def _judge_open_path(self, node_id: int) -> None:
+        """After a primitive: re-judge the conditions of every open node on the active path."""
+        for node in [*self.tree.ancestors(node_id), self.tree.node(node_id)]:
+            if node.conditions and not node.status.finished:
+                self._judge(node.id)
+
+    def _unmet_text(self, node_id: int) -> str:
         parts = []
-        if node.depth + 1 >= self.config.max_depth:
+        for record in self.tree.node(node_id).conditions:
+            if record.holds:
+                continue
+            fact = parse_fact(record.text)
+            if record.judged_from is JudgedFrom.UNKNOWN:
+                parts.append(f"{record.text} ({', '.join(fact.objects)} not seen yet)")
+            else:
+                parts.append(f"{record.text} ({explain_failure(fact, {}, self.beliefs.world)})")
+        return "; ".join(parts)
+
+    # ---- prompts -----------------------------------------------------------------------------
+    def _extra_sections(self, rnd: _Round, goal_wanted: bool) -> str:
+        node = self.tree.node(rnd.node_id)
+        parts: list[str] = []
+        if goal_wanted:
+            parts.append("## Goal\nAlso state, in `goal`, the facts that will hold once the whole task is carried "
+                         "out. The robot checks them in the world to decide that the task is done.")
+        if node.depth + 1 >= self.config.depth_limit():
             parts.append("## Depth limit\nThis subgoal is at the deepest level allowed: its children must each "
                          "be a single primitive call.")
-        if "control_flow" in self.features and not node.children:
+        if self.has("control_flow") and not node.children:
             parts.append("## Control flow\nSet `control` for the children of this subgoal: \"sequence\" (all, in "
                          "order, stop at a failure), \"fallback\" (alternatives: stop at the first success, e.g. "
                          "look in drawer 1, then drawer 2) or \"parallel\" (all of them, even if one fails).")
-        elif node.control != "sequence":
-            parts.append(f"## Control flow\nThe children of this subgoal are combined as: {node.control}.")
-        if self.working_memory is not None and (wm := self.working_memory.render(self.world)):
-            parts.append(f"## Working memory (where objects were last seen)\n{wm}")
-        if self.episodic is not None:
-            if node_id not in self._examples:
-                found = self.episodic.retrieve(node.text)
-                self._examples[node_id] = "\n".join(e.render() for e in found)
-            if self._examples[node_id]:
-                parts.append(f"## Examples of similar subgoals solved before\n{self._examples[node_id]}")
-        if "self_revision" in self.features and self._learned.get(node_id):
-            parts.append("## Learned from finished children\n" + "\n".join(f"- {f}" for f in self._learned[node_id]))
-        if "plan_ahead" in self.features:
-            if pending:
-                plan = "\n".join(f"{i}. {p}" for i, p in enumerate(pending, 1))
+        elif node.control is not Control.SEQUENCE:
+            parts.append(f"## Control flow\nThe children of this subgoal are combined as: {node.control.value}.")
+        for plugin in self.plugins:
+            parts.extend(plugin.sections(self.tree, rnd.node_id, self.beliefs.observed))
+        if self.has("plan_ahead"):
+            if rnd.pending:
+                plan = "\n".join(f"{i}. {self._spec_line(s)}" for i, s in enumerate(rnd.pending, 1))
                 parts.append(f"## Remaining plan (from your previous answer)\n{plan}\nRefine it with the outcomes "
-                             "above: give the next child as `subgoal` and the full remaining list as `plan`.")
+                             "above: give the next child as `next` and the rest in `then`.")
             else:
-                parts.append("## Plan ahead\nGive the next child as `subgoal` and, in `plan`, the full ordered list "
-                             "of the remaining children starting with it.")
+                parts.append("## Plan ahead\nGive the next child as `next` and, in `then`, the children planned "
+                             "after it, in order.")
         return "\n\n".join(parts)
 
-    def _planned_next(self, pending: list[str]) -> DecompositionAnswer | None:
-        """Plan-ahead (ReCAP): a planned child that already is a valid call runs without an LLM call."""
-        if not pending:
-            return None
-        try:
-            call = self.library.parse_call_text(pending[0])
-        except DomainError:
-            return None
-        if call is None or check_call(call, self.library, self.world):
-            return None
-        self.planned_skips += 1
-        return DecompositionAnswer(done=False, subgoal=pending[0], plan=pending)
+    @staticmethod
+    def _spec_line(spec: ChildSpec) -> str:
+        line = spec.text
+        if spec.call_text and spec.call_text != spec.text:
+            line += f" [{spec.call_text}]"
+        if spec.success_when:
+            line += f" (when: {', '.join(spec.success_when)})"
+        return line
 
-    def _decompose(self, node_id: int, feedback: list[str], pending: list[str]) -> DecompositionAnswer | str:
-        """The next child proposal, or the reason the answer was unusable."""
-        node = self.tree.node(node_id)
-        if "plan_ahead" in self.features and not feedback and (planned := self._planned_next(pending)):
-            return planned
-        messages = self.prompts.decomposition(
-            self.tree, node_id, self.world.describe(), feedback, self._extra_sections(node_id, pending),
-            collapse="summaries" in self.features,
-        )
-        try:
-            answer = self.complete(messages, DecompositionAnswer, "decomposition")
-        except LLMInvalidAnswer as exc:
-            return f"the decomposition answer was invalid: {exc.error}"
-        assert isinstance(answer, DecompositionAnswer)
-        if answer.done:
-            return answer
-        text = " ".join((answer.subgoal or "").split())
-        if not text:
-            return "the answer neither gave a subgoal nor said done"
-        lineage = {a.text.lower() for a in self.tree.ancestors(node_id)} | {node.text.lower()}
-        if text.lower() in lineage:
-            return f"'{text}' repeats the subgoal it should decompose"
-        return answer.model_copy(update={"subgoal": text})
+    # ---- expansion ---------------------------------------------------------------------------
+    def _expand(self, node_id: int) -> Expansion:
+        tree = self.tree
+        tree.set_status(node_id, NodeStatus.EXPANDING)
+        tree.set_active(node_id)
+        rnd = _Round(node_id, control_flow(tree.node(node_id).control))
+        while True:
+            if tree.node(node_id).conditions and self._judge(node_id):
+                if node_id == tree.root and self.budget.primitives == 0:
+                    raise _NothingToDo()
+                tree.add_verdict(node_id, VerdictKind.DONE, "its conditions hold: " + ", ".join(
+                    f"{c.text} ({c.judged_from.value})" for c in tree.node(node_id).conditions),
+                    VerdictSource.CONDITIONS)
+                tree.set_status(node_id, NodeStatus.SUCCEEDED)
+                return True, ""
+            proposal = self._propose(rnd)
+            if proposal is _RECHECK:
+                continue
+            if isinstance(proposal, str):
+                tree.add_verdict(node_id, VerdictKind.REJECTED, proposal, VerdictSource.VALIDATION)
+                reason = proposal
+            elif isinstance(proposal, _DoneClaim):
+                finished = self._done_claim(rnd, proposal)
+                if isinstance(finished, tuple):
+                    return finished
+                reason = finished
+            else:
+                assert isinstance(proposal, ChildSpec)
+                live = [c for c in tree.children(node_id) if c.status is not NodeStatus.ABANDONED]
+                if len(live) >= (limit := self.config.children_limit(len(tree.node(node_id).conditions))):
+                    raise BudgetExceeded(f"'{tree.node(node_id).text}' would need more than {limit} children")
+                before = self.beliefs.world.copy()
+                primitives_before = self.budget.primitives
+                child, ok, reason, ran = yield from self._handle_child(rnd, proposal)
+                tree.set_active(node_id)
+                if ran:
+                    self._after_child(rnd, child, before, ok, reason, self.budget.primitives - primitives_before)
+                decision = rnd.flow.after_child(ok, reason) if ran else Next.REPLAN
+                if ok:
+                    rnd.feedback, rnd.rejections = [], 0
+                    if decision is Next.FINISHED and not tree.node(node_id).conditions:
+                        tree.add_verdict(node_id, VerdictKind.DONE, "an alternative succeeded",
+                                         VerdictSource.CONTROL_FLOW)
+                        tree.set_status(node_id, NodeStatus.SUCCEEDED)
+                        return True, ""
+                    continue
+                if not self.profile.replan:
+                    return self._fail(node_id, f"{reason} (this profile does not re-plan)")
+                if decision is Next.CONTINUE:
+                    rnd.feedback = [rnd.flow.feedback(tree.node(child).text, reason)]
+                    continue
+            rnd.rejections += 1
+            if rnd.rejections > self.config.max_replans_per_node:
+                tree.add_verdict(node_id, VerdictKind.REPLAN, f"gave up after {rnd.rejections} rejected proposals; "
+                                 f"last: {reason}", VerdictSource.BUDGET)
+                return self._fail(node_id, f"gave up after {rnd.rejections} rejected proposals; last: {reason}",
+                                  verdict=False)
+            rnd.feedback.append(reason)
+
+    def _fail(self, node_id: int, reason: str, verdict: bool = True) -> tuple[bool, str]:
+        if verdict:
+            self.tree.add_verdict(node_id, VerdictKind.REPLAN, reason, VerdictSource.CONTROL_FLOW)
+        self.tree.set_status(node_id, NodeStatus.FAILED)
+        return False, reason
+
+    def _done_claim(self, rnd: _Round, claim: _DoneClaim) -> tuple[bool, str] | str:
+        """The decomposer said done. With conditions it is checked (and here, wrong: they do not
+        hold, or the loop would have finished); without, the profile's completion check decides."""
+        node_id = rnd.node_id
+        tree = self.tree
+        if tree.node(node_id).conditions:
+            reason = f"you said '{tree.node(node_id).text}' is done, but these facts do not hold: " + \
+                self._unmet_text(node_id)
+            tree.add_verdict(node_id, VerdictKind.REJECTED, reason, VerdictSource.CONDITIONS)
+            self._failure = GoalError.PLANNING_FAILED
+            return reason
+        if missing := self._verify_done(node_id):
+            tree.add_verdict(node_id, VerdictKind.REJECTED, missing, VerdictSource.LLM)
+            return missing
+        ok, why = rnd.flow.when_done()
+        if not ok:
+            tree.add_verdict(node_id, VerdictKind.DONE, why, VerdictSource.CONTROL_FLOW)
+            return self._fail(node_id, why, verdict=False)
+        tree.add_verdict(node_id, VerdictKind.DONE, claim.reasoning or "its children achieve it", VerdictSource.LLM)
+        tree.set_status(node_id, NodeStatus.SUCCEEDED)
+        return True, ""
 
     def _verify_done(self, node_id: int) -> str:
-        """verify_done: a second opinion on a 'done' claim; returns what is missing ("" = achieved).
-
-        A 'done' one step early is the commonest way a tree planner fails quietly (the scripted
-        expert's missing-step mistake); the check costs one LLM call per finished subgoal.
-        """
-        if "verify_done" not in self.features:
+        """verify_done: the model's second opinion on its own 'done' (profiles without conditions)."""
+        if not self.has("verify_done"):
             return ""
-        messages = self.prompts.verification(self.tree, node_id, self.world.describe())
+        messages = self.prompts.verification(self.tree, node_id, self.beliefs)
         try:
             answer = self.complete(messages, CompletionAnswer, "verification")
         except LLMInvalidAnswer:
@@ -231,148 +422,185 @@ class StepPlanner:
         assert isinstance(answer, CompletionAnswer)
         if answer.achieved:
             return ""
-        return f"'{self.tree.node(node_id).text}' is not achieved yet: {answer.missing or answer.reasoning}"
+        return f"'{self.tree.node(node_id).text}' is not achieved yet: {answer.reasoning or 'something is missing'}"
 
-    def _finish(self, node_id: int, failures: list[str], succeeded_any: bool) -> tuple[bool, str]:
-        """The decomposer said done: aggregate the children by the node's control flow."""
+    # ---- proposals ---------------------------------------------------------------------------
+    def _propose(self, rnd: _Round) -> ChildSpec | _DoneClaim | str | object:
+        """The next child (planned or asked for), a done claim, or why the answer was unusable."""
         tree = self.tree
-        control = tree.node(node_id).control
-        if control == "parallel" and failures:
-            reason = f"{len(failures)} parallel children failed: " + "; ".join(failures)
-        elif control == "fallback" and not succeeded_any:
-            reason = "no alternative succeeded" + (": " + "; ".join(failures) if failures else "")
-        else:
-            tree.set_status(node_id, NodeStatus.SUCCEEDED)
-            return True, ""
-        tree.add_verdict(node_id, "done", reason, "control_flow")
-        tree.set_status(node_id, NodeStatus.FAILED)
-        return False, reason
+        node = tree.node(rnd.node_id)
+        if self.has("plan_ahead") and rnd.pending and not rnd.feedback:
+            spec = rnd.pending[0]
+            spec.planned = True
+            self.planned_skips += 1
+            return spec
+        if not self.profile.replan and rnd.asked:
+            return _DoneClaim("the plan is carried out")
+        goal_wanted = self.profile.conditions and rnd.node_id == tree.root and not node.conditions
+        schema = decomposition_schema(grounded=self.profile.conditions, goal=goal_wanted,
+                                      plan_ahead=self.has("plan_ahead"),
+                                      control=self.has("control_flow") and not node.children)
+        messages = self.prompts.decomposition(tree, rnd.node_id, self.beliefs, rnd.feedback, schema=schema,
+                                              style=self.profile.answer_style,
+                                              extra=self._extra_sections(rnd, goal_wanted),
+                                              collapse=self.has("summaries"))
+        try:
+            answer = self.complete(messages, schema, "decomposition")
+        except LLMInvalidAnswer as exc:
+            return f"your answer was invalid: {exc.error}"
+        rnd.asked += 1
+        data = answer.model_dump()
+        if goal_wanted:
+            checked = check_goal(list(data.get("goal") or []), tree.instruction, self.beliefs, self.library)
+            if not checked.ok:
+                return "the goal you stated was not accepted: " + ("; ".join(checked.problems) or "it is empty")
+            self._set_conditions(tree.root, checked.facts, "model")
+            self.budget.scale(len(checked.facts))
+            if self._judge(tree.root):
+                return _RECHECK
+        if "control" in data and not node.children:
+            tree.set_control(rnd.node_id, Control(data["control"]))
+            rnd.flow = control_flow(Control(data["control"]))
+        if data.get("done"):
+            return _DoneClaim(str(data.get("reasoning", "")))
+        if not data.get("next"):
+            return "your answer gave no next child and did not say done"
+        specs = [self._spec(c) for c in [data["next"], *(data.get("then") or [])]]
+        if self.has("plan_ahead"):
+            rnd.pending = specs
+        return specs[0]
 
-    def _expand(self, node_id: int) -> Expansion:
-        tree, cfg = self.tree, self.config
-        tree.set_status(node_id, NodeStatus.EXPANDING)
-        tree.set_active(node_id)
-        feedback: list[str] = []
-        rejections = 0
-        pending: list[str] = []  # plan-ahead: the remaining planned children, head first
-        failures: list[str] = []  # parallel / fallback children that ran and failed
-        while True:
-            answer = self._decompose(node_id, feedback, pending)
-            if isinstance(answer, str):
-                tree.add_verdict(node_id, "rejected", answer, "validation")
-                self._last_failure = GoalError.PLANNING_FAILED
-                reason = answer
-            elif answer.done and (missing := self._verify_done(node_id)):
-                tree.add_verdict(node_id, "rejected", missing, "verification")
-                self._last_failure = GoalError.PLANNING_FAILED
-                reason = missing
-            elif answer.done:
-                tree.add_verdict(node_id, "done", answer.reasoning or "its children achieve it", "llm")
-                succeeded_any = any(c.status is NodeStatus.SUCCEEDED for c in tree.children(node_id))
-                return self._finish(node_id, failures, succeeded_any)
-            else:
-                if "control_flow" in self.features and not tree.node(node_id).children:
-                    tree.set_control(node_id, answer.control)
-                if "plan_ahead" in self.features:
-                    plan = [" ".join(p.split()) for p in answer.plan if p and p.strip()]
-                    pending = plan if plan and plan[0] == answer.subgoal else [answer.subgoal or ""]
-                live = [c for c in tree.children(node_id) if c.status is not NodeStatus.ABANDONED]
-                if len(live) >= cfg.max_children:
-                    raise BudgetExceeded(
-                        f"'{tree.node(node_id).text}' would need more than {cfg.max_children} children"
-                    )
-                assert answer.subgoal is not None
-                child = tree.add_node(answer.subgoal, node_id).id
-                before = self.world
-                ok, reason = yield from self._handle_child(child)
-                tree.set_active(node_id)
-                ran = tree.node(child).status is not NodeStatus.ABANDONED
-                self._after_child(node_id, child, before, ok, reason, ran)
-                control = tree.node(node_id).control
-                if pending and ran and (ok or control != "sequence"):  # a failed head is re-planned in place
-                    pending = revise_pending(pending[1:], self._learned.get(node_id, []))
-                if ok:
-                    feedback, rejections = [], 0
-                    if control == "fallback":
-                        tree.set_status(node_id, NodeStatus.SUCCEEDED)
-                        return True, ""
-                    continue
-                if ran and control in ("fallback", "parallel"):
-                    failures.append(reason)
-                    feedback = [f"'{tree.node(child).text}' failed ({reason}); continue with the other children"]
-                    continue
-            rejections += 1
-            if rejections > cfg.max_replans_per_node:
-                message = f"gave up after {rejections} rejected proposals; last: {reason}"
-                tree.add_verdict(node_id, "replan", message, "budget")
-                tree.set_status(node_id, NodeStatus.FAILED)
-                return False, message
-            feedback.append(reason)
+    @staticmethod
+    def _spec(raw: dict) -> ChildSpec:
+        text = " ".join(str(raw.get("subgoal") or "").split())
+        call = " ".join(str(raw.get("call") or "").split()) or None
+        return ChildSpec(text or (call or ""), call, [str(s) for s in raw.get("success_when") or []])
 
-    def _after_child(self, node_id: int, child: int, before: WorldState, ok: bool, reason: str, ran: bool) -> None:
-        """Summaries (HiAgent) and self-revision (TDP) from what the child changed."""
-        if not ran:
-            return
-        facts = world_facts(before, self.world)
-        if "self_revision" in self.features and facts:
-            self._learned.setdefault(node_id, []).extend(facts)
-        if "summaries" in self.features and self.tree.node(child).children:
-            actions = sum(1 for n in self.tree.nodes.values() if n.call is not None and n.outcome is not None
-                          and self._descends(n.id, child))
-            self.tree.set_summary(child, summarize(ok, facts, actions, reason))
-
-    def _descends(self, node_id: int, ancestor: int) -> bool:
-        parent = self.tree.node(node_id).parent
-        while parent is not None:
-            if parent == ancestor:
-                return True
-            parent = self.tree.node(parent).parent
-        return False
-
-    def _handle_child(self, child: int) -> Expansion:
-        """Judge a new child and run it (execute or expand). Returns (ok, reason-if-not)."""
+    # ---- one child ---------------------------------------------------------------------------
+    def _validate(self, rnd: _Round, spec: ChildSpec) -> tuple[list[Condition], str, bool]:
+        """(the child's facts, why it is refused ('' when it is not), whether that is a congruence challenge)."""
         tree = self.tree
-        verdict = self.checker.judge(tree, child, self.world)
+        node = tree.node(rnd.node_id)
+        text = spec.text
+        if not text:
+            return [], "the proposal has no subgoal text", False
+        lineage = {a.text.lower() for a in tree.ancestors(rnd.node_id)} | {node.text.lower()}
+        if text.lower() in lineage:
+            return [], f"'{text}' repeats the subgoal it should decompose", False
+        if not self.profile.conditions or spec.call_text or _CALL_SHAPE.match(text):
+            return [], "", False
+        unseen = {o for n in (*tree.ancestors(rnd.node_id), node) for c in n.conditions
+                  for o in parse_fact(c.text).objects if not self.beliefs.knows(o)}
+        checked = check_subgoal_conditions(spec.success_when, text, unseen, self.beliefs)
+        if checked.problems:
+            return [], "; ".join(checked.problems), False
+        parent_facts = self._facts(rnd.node_id)
+        if parent_facts and set(parent_facts) <= set(checked.facts):
+            return [], f"'{text}' restates its parent (the same facts); propose a smaller step", False
+        needed = relevant_entities(parent_facts, node.text, self.beliefs)
+        named = {a for f in checked.facts for a in f.args}
+        if named and not named & needed and text not in rnd.challenged:
+            return [], (f"'{text}' is about {', '.join(sorted(named))}, which '{node.text}' does not need "
+                        f"({', '.join(sorted(needed)) or 'nothing it can name'}). If it really is needed, "
+                        "propose it again unchanged; otherwise propose a step toward what is still missing"), True
+        return checked.facts, "", False
+
+    def _handle_child(self, rnd: _Round, spec: ChildSpec) -> Generator[PrimitiveCall, StepReport,
+                                                                        tuple[int, bool, str, bool]]:
+        """Judge a new child and run it. Returns (child id, ok, reason if not, whether it ran)."""
+        tree = self.tree
+        child = tree.add_node(spec.text, rnd.node_id).id
+        facts, problem, challenge = self._validate(rnd, spec)
+        if problem:
+            if challenge:
+                rnd.challenged.add(spec.text)
+            source = VerdictSource.CONGRUENCE if challenge else VerdictSource.VALIDATION
+            tree.add_verdict(child, VerdictKind.REPLAN, problem, source)
+            tree.set_status(child, NodeStatus.ABANDONED)
+            self._failure = GoalError.PLANNING_FAILED
+            return child, False, f"your proposal '{spec.text}' was not accepted: {problem}", False
+        if facts:
+            self._set_conditions(child, facts, "model")
+        parent = tree.node(rnd.node_id)
+        verdict = self.checker.judge(tree, Candidate(
+            child, spec.text, spec.call_text, facts, self._facts(rnd.node_id), parent.text,
+            at_depth_limit=tree.node(child).depth >= self.config.depth_limit(), challenged=rnd.challenged,
+        ), self.beliefs)
         tree.add_verdict(child, verdict.kind, verdict.reason, verdict.source)
-        if verdict.kind == EXECUTE:
+        if verdict.kind is VerdictKind.EXECUTE:
             assert verdict.call is not None
-            tree.set_call(child, verdict.call)
-            outcome = yield from self._execute(child, verdict.call)
-            if outcome.success:
-                tree.set_status(child, NodeStatus.SUCCEEDED)
-                return True, ""
-            tree.set_status(child, NodeStatus.FAILED)
-            self._last_failure = (
-                GoalError.SAFETY_VIOLATION
-                if outcome.code is ExecCode.SAFETY_VIOLATION
-                else GoalError.EXECUTION_FAILED
-            )
-            return False, f"'{tree.node(child).text}' failed: {outcome.code.value}: {outcome.message}"
-        if verdict.kind == DECOMPOSE:
-            if tree.node(child).depth >= self.config.max_depth:
-                reason = (
-                    f"'{tree.node(child).text}' needs decomposing but the depth limit "
-                    f"({self.config.max_depth}) is reached; propose a single primitive call"
-                )
-                tree.add_verdict(child, "replan", reason, "budget")
-                tree.set_status(child, NodeStatus.ABANDONED)
-                return False, reason
+            return (child, *(yield from self._run_call(child, verdict.call)), True)
+        if verdict.kind is VerdictKind.DECOMPOSE:
             ok, reason = yield from self._expand(child)
-            return ok, ("" if ok else f"'{tree.node(child).text}' failed: {reason}")
+            return child, ok, ("" if ok else f"'{spec.text}' could not be completed: {reason}"), True
+        if verdict.source is VerdictSource.CONGRUENCE and verdict.call is not None:
+            rnd.challenged.add(str(verdict.call))
         tree.set_status(child, NodeStatus.ABANDONED)
-        self._last_failure = GoalError.PLANNING_FAILED
-        return False, verdict.reason
+        self._failure = GoalError.PLANNING_FAILED
+        return child, False, f"your proposal '{spec.text}' was not accepted: {verdict.reason}", False
+
+    def _run_call(self, child: int, call: PrimitiveCall) -> Generator[PrimitiveCall, StepReport, tuple[bool, str]]:
+        tree = self.tree
+        tree.set_call(child, call)
+        effects = self._effect_facts(call)
+        if effects:
+            self._set_conditions(child, effects, "effects")
+        outcome = yield from self._execute(child, call)
+        text = tree.node(child).text
+        if not outcome.success:
+            tree.set_status(child, NodeStatus.FAILED)
+            self._failure = (GoalError.SAFETY_VIOLATION if outcome.code is ExecCode.SAFETY_VIOLATION
+                             else GoalError.EXECUTION_FAILED)
+            return False, f"'{text}' was executed and failed: {outcome.code.value}: {outcome.message}"
+        if effects and not self._judge(child):
+            unmet = self._unmet_text(child)
+            tree.add_verdict(child, VerdictKind.REJECTED, f"reported success, but {unmet}", VerdictSource.CONDITIONS)
+            tree.set_status(child, NodeStatus.FAILED)
+            self._failure = GoalError.EXECUTION_FAILED
+            return False, f"'{text}' was executed and reported success, but {unmet}"
+        tree.set_status(child, NodeStatus.SUCCEEDED)
+        return True, ""
+
+    def _effect_facts(self, call: PrimitiveCall) -> list[Condition]:
+        spec = self.library.get(call.name)
+        if spec is None:
+            return []
+        binding = call.kwargs
+        facts = []
+        for effect in spec.effects:
+            template = _EFFECT_FACTS.get(effect.predicate)
+            if template is not None:
+                facts.append(parse_fact(template.format(*effect.bind(binding))))
+        return facts
 
     def _execute(self, node_id: int, call: PrimitiveCall) -> Generator[PrimitiveCall, StepReport, Outcome]:
-        self._check_budgets()
-        if self.primitives >= self.config.max_primitives:
-            raise BudgetExceeded(f"primitive budget of {self.config.max_primitives} used up")
+        self.budget.charge_primitive()
         self.tree.set_status(node_id, NodeStatus.EXECUTING)
         self.tree.set_active(node_id)
+        before = self.beliefs.observed
         report = yield call
-        self.primitives += 1
         self.tree.set_outcome(node_id, report.outcome.to_dict())
         self._observe(report.world)
+        after = self.beliefs.observed
+        self._moved |= {n for n, o in after.objects.items() if n in before.objects
+                        and o.location != before.objects[n].location}
+        if after.held:
+            self._moved.add(after.held)
+        self._judge_open_path(self.tree.node(node_id).parent or self.tree.root)
         if report.outcome.code is ExecCode.CANCELED:
             raise Canceled()
         return report.outcome
+
+    def _after_child(self, rnd: _Round, child: int, before: WorldState, ok: bool, reason: str, actions: int) -> None:
+        """Plan-ahead bookkeeping and the feature plug-ins, once a child has run."""
+        event = ChildFinished(self.tree, rnd.node_id, child, ok, reason, before, self.beliefs.world, actions)
+        for plugin in self.plugins:
+            plugin.after_child(event)
+        if rnd.pending and (ok or rnd.flow.kind is not Control.SEQUENCE):  # a failed head is re-planned in place
+            rest = rnd.pending[1:]
+            learned = getattr(next((p for p in self.plugins if p.name == "self_revision"), None), "learned", {})
+            if facts := learned.get(rnd.node_id):
+                for spec, text in zip(rest, revise_pending([s.text for s in rest], facts), strict=True):
+                    spec.text = text
+            rnd.pending = rest
+

@@ -1,58 +1,70 @@
-"""The STEP subgoal tree: nodes with stable ids, statuses, verdicts, and change events.
+"""The STEP subgoal tree: nodes with stable ids, statuses, verdicts, conditions and change events.
 
 The tree is a plain object; publishers, recorders and printers observe it through
 :class:`TreeListener` and never reach into the planner. Every change bumps ``revision``.
 
-Snapshot schema (``SubgoalTree.snapshot()``, schema id ``step_planner/tree/v1``)::
+Snapshot schema (``SubgoalTree.snapshot()``, schema id ``step_planner/tree/v2``)::
 
-    {"schema": "step_planner/tree/v1", "goal_id": str, "instruction": str,
+    {"schema": "step_planner/tree/v2", "goal_id": str, "instruction": str,
      "revision": int, "root": int, "active": int | null,
      "nodes": [{"id": int, "parent": int | null, "children": [int], "depth": int,
                 "text": str, "status": "pending|expanding|executing|succeeded|failed|abandoned",
                 "control": "sequence|fallback|parallel",
                 "call": {"name": str, "args": {str: str}} | null,
-                "verdicts": [{"verdict": "execute|decompose|replan|done|rejected", "reason": str,
-                              "source": "deterministic|llm|validation|executor|budget"}],
+                "conditions": [{"text": str, "holds": bool,
+                                "judged_from": "observation|belief|unknown",
+                                "met_after_step": int | null}],
+                "conditions_from": "model|effects|client|" ,
+                "verdicts": [{"verdict": "execute|decompose|replan|done|rejected|stopped", "reason": str,
+                              "source": "deterministic|conditions|congruence|llm|validation|control_flow|
+                                         executor|budget|cancel"}],
                 "outcome": {"code": str, "message": str, ...} | null,
-                "summary": str | null}]}
+                "summary": str | null,
+                "prepared": bool}]}
 
-Nodes are listed in id order (ids are creation order and never reused).
+``conditions`` are the node's ``success_when`` (the instruction's goal on the root) with their
+truth when last judged; ``met_after_step`` is the number of primitives executed when a condition
+was first seen to hold (0: before any). ``prepared`` marks a node whose proposal was prepared
+while the arm was still moving (the overlap feature). Nodes are listed in id order (ids are
+creation order and never reused). v1 snapshots (no conditions) are read by :func:`upgrade`.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Protocol
 
 from step_planner.domain.primitives import PrimitiveCall
+from step_planner.planner.kinds import Control, JudgedFrom, NodeStatus, VerdictKind, VerdictSource
 
-SCHEMA_ID = "step_planner/tree/v1"
+SCHEMA_ID = "step_planner/tree/v2"
 _log = logging.getLogger(__name__)
 
-
-class NodeStatus(str, Enum):
-    PENDING = "pending"
-    EXPANDING = "expanding"
-    EXECUTING = "executing"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    ABANDONED = "abandoned"  # rejected by the checker or dropped by a re-plan
-
-    @property
-    def finished(self) -> bool:
-        return self in (NodeStatus.SUCCEEDED, NodeStatus.FAILED, NodeStatus.ABANDONED)
+__all__ = ["SCHEMA_ID", "ConditionRecord", "NodeStatus", "SubgoalNode", "SubgoalTree", "TreeEvent",
+           "TreeListener", "VerdictRecord", "upgrade"]
 
 
 @dataclass(frozen=True)
 class VerdictRecord:
-    verdict: str
+    verdict: VerdictKind
     reason: str
-    source: str
+    source: VerdictSource
 
     def to_dict(self) -> dict[str, str]:
-        return {"verdict": self.verdict, "reason": self.reason, "source": self.source}
+        return {"verdict": self.verdict.value, "reason": self.reason, "source": self.source.value}
+
+
+@dataclass(frozen=True)
+class ConditionRecord:
+    text: str
+    holds: bool = False
+    judged_from: JudgedFrom = JudgedFrom.UNKNOWN
+    met_after_step: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "holds": self.holds, "judged_from": self.judged_from.value,
+                "met_after_step": self.met_after_step}
 
 
 @dataclass
@@ -63,11 +75,14 @@ class SubgoalNode:
     depth: int
     status: NodeStatus = NodeStatus.PENDING
     children: list[int] = field(default_factory=list)
-    control: str = "sequence"
+    control: Control = Control.SEQUENCE
     call: PrimitiveCall | None = None
+    conditions: list[ConditionRecord] = field(default_factory=list)
+    conditions_from: str = ""  # model | effects | client ('' when the node has none)
     verdicts: list[VerdictRecord] = field(default_factory=list)
     outcome: dict[str, Any] | None = None
     summary: str | None = None
+    prepared: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,17 +92,20 @@ class SubgoalNode:
             "depth": self.depth,
             "text": self.text,
             "status": self.status.value,
-            "control": self.control,
+            "control": self.control.value,
             "call": self.call.to_dict() if self.call else None,
+            "conditions": [c.to_dict() for c in self.conditions],
+            "conditions_from": self.conditions_from,
             "verdicts": [v.to_dict() for v in self.verdicts],
             "outcome": self.outcome,
             "summary": self.summary,
+            "prepared": self.prepared,
         }
 
 
 @dataclass(frozen=True)
 class TreeEvent:
-    """What changed: ``kind`` is added | status | verdict | call | outcome | summary | active."""
+    """What changed: ``kind`` is added | status | verdict | call | conditions | outcome | summary | active."""
 
     kind: str
     node_id: int
@@ -147,6 +165,9 @@ class SubgoalTree:
             parent = self.nodes[parent].parent
         return chain[::-1]
 
+    def descends(self, node_id: int, ancestor: int) -> bool:
+        return any(a.id == ancestor for a in self.ancestors(node_id))
+
     def leaves(self) -> list[SubgoalNode]:
         return [n for n in self.nodes.values() if not n.children and n.call is not None]
 
@@ -157,7 +178,7 @@ class SubgoalTree:
             node.status = status
             self._emit("status", node_id)
 
-    def add_verdict(self, node_id: int, verdict: str, reason: str, source: str) -> None:
+    def add_verdict(self, node_id: int, verdict: VerdictKind, reason: str, source: VerdictSource) -> None:
         self.nodes[node_id].verdicts.append(VerdictRecord(verdict, reason, source))
         self._emit("verdict", node_id)
 
@@ -165,12 +186,26 @@ class SubgoalTree:
         self.nodes[node_id].call = call
         self._emit("call", node_id)
 
+    def set_conditions(self, node_id: int, records: list[ConditionRecord], source: str | None = None) -> None:
+        """Replace a node's conditions (their truth re-judged); emits only when something changed."""
+        node = self.nodes[node_id]
+        changed = records != node.conditions or (source is not None and source != node.conditions_from)
+        node.conditions = list(records)
+        if source is not None:
+            node.conditions_from = source
+        if changed:
+            self._emit("conditions", node_id)
+
     def set_outcome(self, node_id: int, outcome: dict[str, Any]) -> None:
         self.nodes[node_id].outcome = outcome
         self._emit("outcome", node_id)
 
-    def set_control(self, node_id: int, control: str) -> None:
+    def set_control(self, node_id: int, control: Control) -> None:
         self.nodes[node_id].control = control
+
+    def set_prepared(self, node_id: int) -> None:
+        self.nodes[node_id].prepared = True
+        self._emit("prepared", node_id)
 
     def set_summary(self, node_id: int, summary: str) -> None:
         self.nodes[node_id].summary = summary
@@ -204,22 +239,46 @@ class SubgoalTree:
 
     def render(self) -> str:
         """An indented text view for terminals."""
-        marks = {
-            NodeStatus.PENDING: " ",
-            NodeStatus.EXPANDING: "~",
-            NodeStatus.EXECUTING: ">",
-            NodeStatus.SUCCEEDED: "+",
-            NodeStatus.FAILED: "x",
-            NodeStatus.ABANDONED: "-",
-        }
-        lines: list[str] = []
+        return render_snapshot(self.snapshot())
 
-        def walk(node_id: int) -> None:
-            node = self.nodes[node_id]
-            call = f"  -> {node.call}" if node.call and str(node.call) != node.text else ""
-            lines.append(f"{'  ' * node.depth}[{marks[node.status]}] {node.text}{call}")
-            for child in node.children:
-                walk(child)
 
-        walk(self.root)
-        return "\n".join(lines)
+_MARKS = {"pending": " ", "expanding": "~", "executing": ">", "succeeded": "+", "failed": "x", "abandoned": "-"}
+
+
+def render_condition(cond: dict[str, Any]) -> str:
+    """``in(tape, drawer) ✓ (belief, after step 3)`` — what a person reads about one condition."""
+    mark = "met" if cond.get("holds") else "unmet"
+    where = cond.get("judged_from", "unknown")
+    when = f", after step {cond['met_after_step']}" if cond.get("met_after_step") is not None else ""
+    return f"{cond.get('text', '?')} [{mark}: {where}{when}]"
+
+
+def render_snapshot(snapshot: dict[str, Any]) -> str:
+    """The indented text view of a snapshot (the CLI, ``watch`` and episode tools share it)."""
+    nodes = {n["id"]: n for n in upgrade(snapshot)["nodes"]}
+    lines: list[str] = []
+
+    def walk(node_id: int) -> None:
+        node = nodes[node_id]
+        call = node.get("call")
+        shown = f"{call['name']}({', '.join(f'{k}={v}' for k, v in call['args'].items())})" if call else ""
+        suffix = f"  -> {shown}" if shown and shown != node["text"] else ""
+        prepared = "  (prepared during motion)" if node.get("prepared") else ""
+        pad = "  " * node["depth"]
+        lines.append(f"{pad}[{_MARKS.get(node['status'], '?')}] {node['text']}{suffix}{prepared}")
+        if node.get("conditions") and node.get("conditions_from") != "effects":
+            lines.append(f"{pad}    when: " + "; ".join(render_condition(c) for c in node["conditions"]))
+        for child in node["children"]:
+            walk(child)
+
+    if snapshot.get("nodes"):
+        walk(snapshot.get("root", 0))
+    return "\n".join(lines)
+
+
+def upgrade(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A v1 snapshot (no conditions, no prepared flag) read as v2; v2 is returned unchanged."""
+    if snapshot.get("schema") == SCHEMA_ID:
+        return snapshot
+    nodes = [{"conditions": [], "conditions_from": "", "prepared": False, **n} for n in snapshot.get("nodes", [])]
+    return {**snapshot, "schema": SCHEMA_ID, "nodes": nodes}

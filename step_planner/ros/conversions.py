@@ -1,6 +1,6 @@
 """Planner data <-> step_planner_interfaces messages.
 
-The planner speaks plain dicts (``SubgoalTree.snapshot()``, schema ``step_planner/tree/v1``) and
+The planner speaks plain dicts (``SubgoalTree.snapshot()``, schema ``step_planner/tree/v2``) and
 :class:`GoalResult`; these functions translate them to messages and back, and touch no node, so they
 are tested without a ROS graph. Messages are filled from snapshots (not from the live tree) so that
 what goes on the wire is exactly what was consistent at one revision.
@@ -13,8 +13,9 @@ from typing import Any
 from builtin_interfaces.msg import Time
 
 from step_planner.planner.result import GoalError, GoalResult
+from step_planner.planner.tree import SCHEMA_ID, render_condition, upgrade
 from step_planner_interfaces.action import ExecuteTask
-from step_planner_interfaces.msg import SubgoalNode, SubgoalTree
+from step_planner_interfaces.msg import Condition, SubgoalNode, SubgoalTree
 
 NO_ID = -1
 ERROR_CODES: dict[GoalError, int] = {e: getattr(ExecuteTask.Result, e.name) for e in GoalError}
@@ -27,6 +28,21 @@ def call_text(call: dict[str, Any] | None) -> str:
         return ""
     args = ", ".join(f"{k}={v}" for k, v in (call.get("args") or {}).items())
     return f"{call['name']}({args})"
+
+
+def condition_to_msg(cond: dict[str, Any]) -> Condition:
+    msg = Condition()
+    msg.text = str(cond.get("text", ""))
+    msg.holds = bool(cond.get("holds"))
+    msg.judged_from = str(cond.get("judged_from", "unknown"))
+    met = cond.get("met_after_step")
+    msg.met_after_step = -1 if met is None else int(met)
+    return msg
+
+
+def msg_to_condition(msg: Condition) -> dict[str, Any]:
+    return {"text": msg.text, "holds": bool(msg.holds), "judged_from": msg.judged_from,
+            "met_after_step": None if msg.met_after_step < 0 else int(msg.met_after_step)}
 
 
 def node_to_msg(node: dict[str, Any], active: int | None) -> SubgoalNode:
@@ -49,6 +65,9 @@ def node_to_msg(node: dict[str, Any], active: int | None) -> SubgoalNode:
     outcome = node.get("outcome") or {}
     msg.outcome_code = str(outcome.get("code", ""))
     msg.outcome_message = str(outcome.get("message", ""))
+    msg.conditions = [condition_to_msg(c) for c in node.get("conditions") or []]
+    msg.conditions_from = str(node.get("conditions_from") or "")
+    msg.prepared = bool(node.get("prepared"))
     return msg
 
 
@@ -77,9 +96,11 @@ def msg_to_tree(msg: SubgoalTree) -> dict[str, Any]:
             "id": n.id, "parent": None if n.parent_id < 0 else n.parent_id, "children": list(n.child_ids),
             "depth": n.depth, "text": n.text, "status": n.status, "control": n.control,
             "call": n.primitive or None, "verdicts": verdicts, "outcome": outcome,
+            "conditions": [msg_to_condition(c) for c in n.conditions], "conditions_from": n.conditions_from,
+            "prepared": bool(n.prepared), "summary": None,
         })
     return {
-        "schema": "step_planner/tree/v1", "goal_id": msg.goal_id, "instruction": msg.instruction,
+        "schema": SCHEMA_ID, "goal_id": msg.goal_id, "instruction": msg.instruction,
         "revision": msg.revision, "root": msg.root_id, "active": None if msg.active_id < 0 else msg.active_id,
         "nodes": nodes,
     }
@@ -103,6 +124,10 @@ def feedback_msg(snapshot: dict[str, Any], *, last_primitive: str, last_outcome:
     fb.last_outcome = last_outcome
     fb.elapsed_s = float(elapsed_s)
     fb.llm_calls = llm_calls
+    root = nodes.get(snapshot.get("root", 0)) or {}
+    goal = root.get("conditions") or []
+    fb.conditions_total = len(goal)
+    fb.conditions_met = sum(1 for c in goal if c.get("holds"))
     return fb
 
 
@@ -111,6 +136,8 @@ def result_msg(result: GoalResult, stamp: Time | None = None) -> ExecuteTask.Res
     msg.success = bool(result.success)
     msg.error_code = ERROR_CODES[result.error]
     msg.error_msg = result.message
+    msg.verified = bool(result.verified)
+    msg.conditions = [condition_to_msg(c) for c in result.conditions]
     msg.executed_primitives = [f"{call} -> {outcome.code.value}" for call, outcome in result.executed]
     if result.tree:
         msg.final_tree = tree_to_msg(result.tree, changed=True, stamp=stamp)
@@ -125,7 +152,7 @@ def error_result(error: GoalError, message: str) -> ExecuteTask.Result:
 def render_tree(snapshot: dict[str, Any]) -> str:
     """An indented text view of a snapshot (for ``send`` and ``watch``)."""
     marks = {"pending": " ", "expanding": "~", "executing": ">", "succeeded": "+", "failed": "x", "abandoned": "-"}
-    nodes = {n["id"]: n for n in snapshot.get("nodes", [])}
+    nodes = {n["id"]: n for n in upgrade(snapshot).get("nodes", [])}
     lines: list[str] = []
 
     def walk(node_id: int, seen: set[int]) -> None:
@@ -139,7 +166,12 @@ def render_tree(snapshot: dict[str, Any]) -> str:
         if node.get("outcome") and node["outcome"].get("code") not in (None, "", "SUCCESS"):
             extra += f"  [{node['outcome']['code']}]"
         active = " *" if snapshot.get("active") == node_id else ""
-        lines.append(f"{'  ' * node.get('depth', 0)}[{marks.get(node['status'], '?')}] {node['text']}{extra}{active}")
+        prepared = "  (prepared during motion)" if node.get("prepared") else ""
+        pad = "  " * node.get("depth", 0)
+        lines.append(f"{pad}[{marks.get(node['status'], '?')}] {node['text']}{extra}{prepared}{active}")
+        if node.get("conditions") and node.get("conditions_from") != "effects":
+            label = "goal" if node.get("parent") is None else "when"
+            lines.append(f"{pad}    {label}: " + "; ".join(render_condition(c) for c in node["conditions"]))
         for child in node.get("children", []):
             walk(child, seen)
 

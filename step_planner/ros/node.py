@@ -219,7 +219,7 @@ class StepPlannerNode(Node):
         try:
             result = run_goal(goal.instruction, library=self.library, executor=executor, llm=llm, config=config,
                               listeners=[progress, *recording.listeners], cancel=ticket.cancel, goal_id=goal_id,
-                              on_step=on_step, gate=chain(gates))
+                              on_step=on_step, gate=chain(gates), goal=list(goal.success_when) or None)
             return result
         finally:
             if result is not None and (path := recording.finish(result)):

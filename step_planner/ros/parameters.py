@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from step_planner.llm.config import STRUCTURED_MODES
-from step_planner.planner.config import KNOWN_FEATURES, PlannerConfig
+from step_planner.planner.config import PlannerConfig
+from step_planner.planner.features import KNOWN_FEATURES
+from step_planner.planner.profiles import shipped_profiles
 from step_planner.ros.goal_policy import POLICIES
 
 BACKENDS = ("symbolic", "sim", "moveit")
@@ -33,7 +35,7 @@ class ParamSpec:
         """Why ``value`` is not acceptable (ranges are also enforced by rclpy through the descriptor)."""
         if self.choices and value not in self.choices:
             return f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}"
-        if self.item_choices and (bad := sorted(set(value) - self.item_choices)):
+        if self.item_choices and (bad := sorted({v.lstrip("+-") for v in value} - self.item_choices)):
             return f"{self.name}: unknown {bad}; known: {sorted(self.item_choices)}"
         if self.low is not None and not (self.low <= value <= self.high):
             return f"{self.name} must be in [{self.low}, {self.high}], got {value!r}"
@@ -75,14 +77,30 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("llm.max_tokens", 800, "Upper bound of tokens in one answer.", 16, 32768),
     ParamSpec("llm.structured", "auto", "Structured output mode: auto, json_schema or json_object.",
               choices=STRUCTURED_MODES),
+    ParamSpec("llm.strict", True, "Ask for strict structured outputs (json_schema strict=true); an endpoint "
+              "that refuses them is asked again without strict."),
+    ParamSpec("planner.profile", "grounded", "Planner profile from config/profiles.yaml: grounded (conditions "
+              "checked in the world), step, paper, react, oneshot, ...", choices=tuple(shipped_profiles())),
+    ParamSpec("planner.features", [], "Feature changes to the profile: +name adds, -name removes (names: "
+              + ", ".join(sorted(KNOWN_FEATURES)) + ").", item_choices=KNOWN_FEATURES),
+    ParamSpec("planner.require_verified_success", True, "A goal succeeds only when the instruction's conditions "
+              "were checked against the world; a profile that states none ends PLANNING_FAILED instead."),
     ParamSpec("planner.max_depth", 4, "Deepest subgoal level (the instruction is depth 0).", 1, 10),
-    ParamSpec("planner.max_children", 8, "Live children of one subgoal.", 1, 32),
+    ParamSpec("planner.max_children", 8, "Live children of one subgoal (plus children_per_condition per fact "
+              "of that subgoal).", 1, 64),
+    ParamSpec("planner.children_per_condition", 2, "Extra children a subgoal may have per fact it must "
+              "achieve.", 0, 16),
     ParamSpec("planner.max_replans_per_node", 3, "Rejected proposals for one child before its parent fails.", 1, 10),
-    ParamSpec("planner.max_llm_calls", 80, "LLM calls per goal before BUDGET_EXCEEDED.", 1, 1000),
-    ParamSpec("planner.max_primitives", 40, "Primitives per goal before BUDGET_EXCEEDED.", 1, 500),
-    ParamSpec("planner.wall_clock_s", 300.0, "Seconds per goal before BUDGET_EXCEEDED.", 1.0, 86400.0),
-    ParamSpec("planner.features", ["verify_done"], "Planner features: " + ", ".join(sorted(KNOWN_FEATURES)) + ".",
-              item_choices=KNOWN_FEATURES),
+    ParamSpec("planner.max_llm_calls", 40, "LLM calls per goal (plus llm_calls_per_condition per goal fact) "
+              "before BUDGET_EXCEEDED.", 1, 10000),
+    ParamSpec("planner.llm_calls_per_condition", 12, "Extra LLM calls per fact of the instruction's goal.", 0, 1000),
+    ParamSpec("planner.max_primitives", 16, "Primitives per goal (plus primitives_per_condition per goal fact) "
+              "before BUDGET_EXCEEDED.", 1, 5000),
+    ParamSpec("planner.primitives_per_condition", 6, "Extra primitives per fact of the instruction's goal.", 0, 100),
+    ParamSpec("planner.wall_clock_s", 300.0, "Seconds per goal (plus wall_clock_per_condition_s per goal fact) "
+              "before BUDGET_EXCEEDED.", 1.0, 86400.0),
+    ParamSpec("planner.wall_clock_per_condition_s", 120.0, "Extra seconds per fact of the instruction's goal.",
+              0.0, 86400.0),
 )
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
@@ -101,7 +119,7 @@ def llm_settings(values: dict[str, Any]) -> dict[str, Any]:
 
 def planner_config(values: dict[str, Any]) -> PlannerConfig:
     data = {name.split(".", 1)[1]: value for name, value in values.items() if name.startswith("planner.")}
-    data["features"] = list(data.get("features") or [])
+    data["extra_features"] = list(data.pop("features", None) or [])
     return PlannerConfig.from_dict(data)
 
 

@@ -2,6 +2,11 @@
 
 It is the TreeListener the node hands to ``run_goal``. It runs on the planning thread and only calls
 the publish functions it was given, so it is tested with plain lists in place of publishers.
+
+Every tree change is published on ``~/tree``; feedback is sent only when what it shows changes (the
+active node or its status, the primitives done, the last outcome, the goal facts met):
+a burst of verdict events would otherwise overrun a client's keep-last feedback queue and push out the
+messages that matter.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ class GoalProgress:
         self.last_outcome = ""
         self.leaves_done = 0
         self.feedback_sent = 0
+        self._last_shown: tuple = ()
 
     def on_tree_event(self, event: TreeEvent, tree: SubgoalTree) -> None:
         snapshot = tree.snapshot()
@@ -37,6 +43,10 @@ class GoalProgress:
             fb = feedback_msg(snapshot, last_primitive=self.last_primitive, last_outcome=self.last_outcome,
                               leaves_done=self.leaves_done, elapsed_s=time.monotonic() - self._started,
                               llm_calls=self._llm_calls())
+            shown = (fb.active_node_id, fb.active_node_status, fb.leaves_done, fb.last_outcome, fb.conditions_met)
+            if shown == self._last_shown:
+                return
+            self._last_shown = shown
             self.feedback_sent += 1
         self._publish_feedback(fb)
 

@@ -23,6 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("instruction")
     parser.add_argument("--scene", default="", help="scene name or path (symbolic/sim backends)")
     parser.add_argument("--dry-run", action="store_true", help="plan on a symbolic copy; never moves the arm")
+    parser.add_argument("--goal", action="append", default=[], metavar="FACT",
+                        help="a fact of the goal, e.g. 'in(tape, drawer)' (repeat; default: the model states them)")
     parser.add_argument("--node", default="/step_planner", help="the planner node's name")
     parser.add_argument("--wait", type=float, default=10.0, help="seconds to wait for the action server")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
@@ -60,11 +62,13 @@ def main_send(argv: list[str] | None = None) -> int:
         def show_feedback(fb) -> None:
             f = fb.feedback
             if not args.quiet and f.last_primitive:
+                goal = f"   goal facts met: {f.conditions_met}/{f.conditions_total}" if f.conditions_total else ""
                 out.write(f"   last: {f.last_primitive} -> {f.last_outcome}   done: {f.leaves_done}   "
-                          f"LLM calls: {f.llm_calls}   {f.elapsed_s:.1f} s\n")
+                          f"LLM calls: {f.llm_calls}   {f.elapsed_s:.1f} s{goal}\n")
 
         node.create_subscription(SubgoalTree, f"{args.node}/tree", show_tree, latched())
-        goal = ExecuteTask.Goal(instruction=args.instruction, scene=args.scene, dry_run=args.dry_run)
+        goal = ExecuteTask.Goal(instruction=args.instruction, scene=args.scene, dry_run=args.dry_run,
+                                success_when=list(args.goal))
         send_future = client.send_goal_async(goal, feedback_callback=show_feedback)
         if not _spin_until(node, send_future, timeout=args.wait):
             print(f"step-planner send: {args.node} did not answer the goal within {args.wait:g} s", file=sys.stderr)
@@ -90,6 +94,12 @@ def main_send(argv: list[str] | None = None) -> int:
             out.write(f"   {line}\n")
         status = "SUCCESS" if result.success else f"FAILED ({ERROR_NAMES.get(result.error_code, result.error_code)})"
         out.write(f"outcome: {status}: {result.error_msg}\n")
+        if result.conditions:
+            out.write(f"goal conditions ({'checked in the world' if result.verified else 'not checked'}):\n")
+            for cond in result.conditions:
+                out.write(f"  {'✓' if cond.holds else '✗'} {cond.text}  ({cond.judged_from})\n")
+        else:
+            out.write("goal conditions: none (not verified against the world)\n")
         return 0 if result.success else 1
     finally:
         node.destroy_node()

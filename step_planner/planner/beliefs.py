@@ -1,0 +1,70 @@
+"""What the planner believes: the observation, plus where things it cannot see now were left.
+
+An object the arm put into a drawer disappears from the observation when the drawer closes. The
+planner still knows where it is, because its own primitive put it there and the last observation
+before the drawer closed showed it inside. Conditions about such an object are judged from this
+belief, and say so (:class:`JudgedFrom.BELIEF`); an object never seen is unknown, and a condition
+naming it is not true yet (:class:`JudgedFrom.UNKNOWN`).
+
+A belief ends when the world contradicts it: the drawer is opened and the object is not there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from step_planner.domain.conditions import Condition, holds
+from step_planner.domain.world import WorldState
+from step_planner.planner.kinds import JudgedFrom
+
+
+class Beliefs:
+    """The believed world: an observed view with believed hidden objects added back."""
+
+    def __init__(self, observed: WorldState | None = None) -> None:
+        self.world = WorldState()
+        self.believed: set[str] = set()  # objects in ``world`` that are not observed now
+        if observed is not None:
+            self.update(observed)
+
+    def update(self, observed: WorldState) -> None:
+        """Take a new observation (an observed view: nothing hidden in it)."""
+        previous = self.world
+        world = observed.copy()
+        believed: set[str] = set()
+        for name, obj in previous.objects.items():
+            if name in world.objects:
+                continue
+            place = world.places.get(obj.location or "")
+            if place is not None and place.openable and not place.is_open:  # went out of sight inside it
+                world.objects[name] = obj
+                believed.add(name)
+        self.world = world
+        self.believed = believed
+
+    @property
+    def observed(self) -> WorldState:
+        view = self.world.copy()
+        view.objects = {n: o for n, o in view.objects.items() if n not in self.believed}
+        return view
+
+    def knows(self, name: str) -> bool:
+        return bool(self.world.entity_type(name))
+
+    def judge(self, fact: Condition) -> tuple[bool, JudgedFrom]:
+        """Whether a fact holds, and from what it was judged."""
+        if any(o not in self.world.objects for o in fact.objects):
+            return False, JudgedFrom.UNKNOWN
+        value = holds(fact, {}, self.world)
+        source = JudgedFrom.BELIEF if any(o in self.believed for o in fact.objects) else JudgedFrom.OBSERVATION
+        return value, source
+
+    def unmet(self, facts: Iterable[Condition]) -> list[Condition]:
+        return [f for f in facts if not self.judge(f)[0]]
+
+    def describe_believed(self) -> str:
+        """Prompt lines for believed objects ('' when there are none)."""
+        lines = [f"object {name} [{self.world.objects[name].category or 'object'}]: at "
+                 f"{self.world.objects[name].location} (not visible now; left there by an earlier action)"
+                 for name in sorted(self.believed)]
+        return "\n".join(lines)
