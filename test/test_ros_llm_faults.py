@@ -149,3 +149,31 @@ def test_cancel_during_an_llm_call_ends_the_goal_without_waiting_for_the_answer(
     assert response.result.error_code == R.CANCELED and response.result.executed_primitives == []
     assert "canceled by the client" in response.result.error_msg
     assert_serves_next_goal(ros)
+
+
+def test_a_careless_endpoint_never_makes_a_goal_succeed_and_the_node_serves_the_next():
+    """Schema-valid answers with arbitrary content, through the action server (the full count of 50 goals
+    is benchmarks/careless_endpoint.py): nothing succeeds, nothing invalid runs, every goal is answered."""
+    from step_planner.bench.careless import STYLES, CarelessModel
+
+    class Rotating:
+        def __init__(self):
+            self.model = CarelessModel()
+
+        def __call__(self, request):
+            return self.model(request)
+
+    endpoint = Rotating()
+    harness = RosHarness(endpoint, **{"llm.max_retries": 0})
+    try:
+        instructions = [TASK, "put the cup on the tray", "put the red block on the tray", "close the drawer",
+                        "put the tape in the drawer", "open the drawer"]
+        for i, instruction in enumerate(instructions):
+            endpoint.model = CarelessModel(seed=i, style=STYLES[i % 2])
+            result = wait_for(harness.send(instruction).get_result_async(), timeout=60).result
+            assert not result.success, (instruction, result.error_msg)
+            assert not any(p.endswith("PRECONDITION_FAILED") for p in result.executed_primitives)
+        endpoint.model = ScriptedPlans(PLANS)  # the same node serves the next goal with sane answers
+        assert wait_for(harness.send(TASK).get_result_async()).result.success
+    finally:
+        harness.close()
