@@ -18,7 +18,7 @@ from step_planner.execution.symbolic import SymbolicExecutor
 
 def _rec(**kw) -> RunRecord:
     base = dict(task_id="t", category="short_simple", planner="step", noise=0.0, seed=0, success=True,
-                claimed_success=True, error="NONE", message="", subgoals_reached=2, subgoals_total=2,
+                claimed_success=True, verified=True, error="NONE", message="", subgoals_reached=2, subgoals_total=2,
                 primitives=2, primitives_ok=2, optimal=2, llm_calls=4, prompt_tokens=400, completion_tokens=40,
                 max_prompt_tokens=120, prompt_tokens_per_call=[100, 100, 80, 120], planner_time_s=0.01)
     base.update(kw)
@@ -52,6 +52,11 @@ def test_summary_of_a_hand_checked_example():
     assert s["planner_time_ms_mean"] == pytest.approx(20.0)
     assert s["failure_types"] == {"false_done": 1, "planning_failed": 1}
     assert s["mistakes_in_failed_runs"] == {"missing_step": 1, "empty_answer": 1, "malformed_json": 1}
+    assert s["llm_calls_per_primitive"] == pytest.approx(12 / 7)
+    assert s["prompt_tokens_per_primitive"] == pytest.approx(1500 / 7)
+    assert s["false_done_rate"] == pytest.approx(1 / 3) and s["verified_rate"] == 1.0
+    # growth: run 1 120/100 (4 calls, quarters of 1), run 2 150/100 (6 calls), run 3 too short
+    assert s["prompt_growth"] == pytest.approx((1.2 + 1.5) / 2)
     assert prompt_tokens_by_call(runs)["step"][:3] == [pytest.approx(290 / 3), pytest.approx(410 / 3), 115]
     assert prompt_tokens_by_call(runs)["step"][5] == 150
     rows = aggregate(runs + [_rec(planner="react", category="long_simple")])

@@ -6,6 +6,11 @@ Definitions:
 - primitives: calls sent to the executor, vs the task's optimal count (excess = executed - optimal);
 - LLM calls / prompt and completion tokens: per run, from the client's usage ledger (retries count);
 - largest prompt: the biggest single prompt of a run (mean and max over runs);
+- calls / tokens per primitive: all LLM calls (tokens) of the group over all primitives it executed;
+- prompt growth: per run, the largest prompt of its last quarter of calls over that of its first quarter
+  (runs of at least 4 calls), averaged;
+- false_done: the share of runs that claimed success while the goal does not hold;
+- verified: the share of runs whose result says the instruction's conditions were checked in the world;
 - planner time: wall time minus LLM latency minus executor time, in milliseconds;
 - failure types: ``false_done`` (the planner claimed success, the goal does not hold) or the error code;
 - mistakes: kinds the scripted expert injected, over all runs and over failed runs.
@@ -43,10 +48,24 @@ def summarize(records: list[RunRecord]) -> dict[str, Any]:
         "max_prompt_tokens_mean": mean(r.max_prompt_tokens for r in records),
         "max_prompt_tokens_max": max(r.max_prompt_tokens for r in records),
         "planner_time_ms_mean": 1000 * mean(r.planner_time_s for r in records),
+        "llm_calls_per_primitive": sum(r.llm_calls for r in records) / max(1, sum(r.primitives for r in records)),
+        "prompt_tokens_per_primitive": sum(r.prompt_tokens for r in records) / max(1, sum(r.primitives
+                                                                                          for r in records)),
+        "prompt_growth": mean([g for r in records if (g := prompt_growth(r.prompt_tokens_per_call))] or [0]),
+        "false_done_rate": mean(1.0 if r.failure_type == "false_done" else 0.0 for r in records),
+        "verified_rate": mean(1.0 if r.verified else 0.0 for r in records),
         "failure_types": dict(Counter(r.failure_type for r in failed)),
         "mistakes_injected": dict(Counter(k for r in records for k in r.injections)),
         "mistakes_in_failed_runs": dict(Counter(k for r in failed for k in r.injections)),
     }
+
+
+def prompt_growth(sizes: list[int]) -> float | None:
+    """Largest prompt of the last quarter of a run's calls / largest of the first quarter (None: < 4 calls)."""
+    if len(sizes) < 4:
+        return None
+    quarter = len(sizes) // 4
+    return max(sizes[-quarter:]) / max(1, max(sizes[:quarter]))
 
 
 def aggregate(records: Iterable[RunRecord]) -> list[dict[str, Any]]:

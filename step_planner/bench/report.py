@@ -53,13 +53,15 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         for planner in planners:
             r = index.get((planner, noise, ALL))
             if r:
-                body.append([planner, f"{noise:g}", f"{r['primitives_mean']:.2f} / {r['optimal_mean']:.2f}",
-                             f"{r['llm_calls_mean']:.1f}", f"{r['prompt_tokens_mean']:.0f}",
-                             f"{r['completion_tokens_mean']:.0f}",
+                body.append([planner, f"{noise:g}", _pct(r["success_rate"]), _pct(r["false_done_rate"]),
+                             _pct(r["verified_rate"]), f"{r['primitives_mean']:.2f} / {r['optimal_mean']:.2f}",
+                             f"{r['llm_calls_mean']:.1f}", f"{r['llm_calls_per_primitive']:.2f}",
+                             f"{r['prompt_tokens_mean']:.0f}", f"{r['prompt_tokens_per_primitive']:.0f}",
                              f"{r['max_prompt_tokens_mean']:.0f} / {r['max_prompt_tokens_max']}",
-                             f"{r['planner_time_ms_mean']:.1f}"])
-    out += [_table(["planner", "p", "primitives / optimal", "LLM calls", "prompt tok", "completion tok",
-                    "largest prompt (mean / max)", "planner ms (excl. LLM)"], body), ""]
+                             f"{r['prompt_growth']:.2f}", f"{r['planner_time_ms_mean']:.1f}"])
+    out += [_table(["planner", "p", "success", "false_done", "verified", "primitives / optimal", "LLM calls",
+                    "calls / primitive", "prompt tok", "prompt tok / primitive", "largest prompt (mean / max)",
+                    "largest prompt last/first quarter", "planner ms (excl. LLM)"], body), ""]
     out += ["## Failures (all categories, all noise levels)", "",
             "`false_done`: the planner reported success but the goal atoms do not hold (missing step / "
             "premature termination). Other types are the planner's error codes.", ""]

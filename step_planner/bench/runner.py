@@ -42,6 +42,7 @@ class RunRecord:
     seed: int
     success: bool  # goal atoms hold in the true final world
     claimed_success: bool  # what the planner said
+    verified: bool  # the planner checked the instruction's conditions in the world
     error: str
     message: str
     subgoals_reached: int
@@ -147,7 +148,8 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
     success = satisfied(task.goal, final)
     return RunRecord(
         task_id=task.id, category=task.category, planner=planner, noise=noise, seed=seed,
-        success=success, claimed_success=result.success, error=result.error.value, message=result.message,
+        success=success, claimed_success=result.success, verified=result.verified, error=result.error.value,
+        message=result.message,
         subgoals_reached=milestones_reached(list(task.subgoals), states), subgoals_total=len(task.subgoals),
         primitives=len(result.executed), primitives_ok=sum(1 for _, o in result.executed if o.success),
         optimal=task.optimal, llm_calls=len(usage) if usage else int(result.usage.get("llm_calls", 0)),

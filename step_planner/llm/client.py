@@ -105,6 +105,24 @@ class LLMClient:
         if self._openai is not None:
             self._openai.close()
 
+    def fork(self) -> LLMClient:
+        """A client to the same endpoint with the same settings and cancel, its own ledger, no listeners
+        (speculative requests: their exchanges are adopted only when their answer is used)."""
+        twin = LLMClient(self.config, cancel=self.cancel, handler=self.handler)
+        twin._json_object_mode, twin._strict = self._json_object_mode, self._strict
+        return twin
+
+    def adopt(self, records: list[CallRecord], exchanges: list[dict]) -> None:
+        """Book a forked client's exchanges as this client's own (a speculative answer that was used)."""
+        for record in records:
+            self.usage.add(record)
+        for exchange in exchanges:
+            for listener in list(self._listeners):
+                try:
+                    listener(exchange)
+                except Exception:  # a broken recorder must not break planning, but must be visible
+                    log.exception("LLM exchange listener %r failed", listener)
+
     def complete(self, messages: list[dict], schema: type[BaseModel], purpose: str) -> BaseModel:
         """Ask for one `schema` instance; raises LLMUnavailable or LLMInvalidAnswer, never returns junk."""
         conversation = [dict(m) for m in messages]

@@ -15,6 +15,7 @@ decision (plan-ahead's planned children, control flow, the completion check).
 | summaries       | HiAgent  | finished subtrees become one-line summaries; rejected proposals of  |
 |                 |          | resolved rounds are folded into a count                             |
 | verify_done     | ours     | profiles without conditions: the LLM double-checks a 'done' claim   |
+| overlap         | ours     | the next request is sent while the arm moves (planner/overlap.py)   |
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from step_planner.planner.tree import SubgoalTree
 from step_planner.planner.world_changes import summarize, world_facts
 
 KNOWN_FEATURES = frozenset({"control_flow", "episodic_memory", "working_memory", "self_revision", "plan_ahead",
-                            "summaries", "verify_done"})
+                            "summaries", "verify_done", "overlap"})
 
 
 @dataclass

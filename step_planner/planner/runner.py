@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterable
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Executor, Outcome
+from step_planner.planner.budget import BudgetExceeded, Canceled
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.memory import EpisodicMemory
+from step_planner.planner.overlap import Prefetcher, next_request
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.subgoal_planner import CompletionLLM, StepPlanner, StepReport
 from step_planner.planner.tree import TreeListener
@@ -43,7 +45,11 @@ def validate_instruction(instruction: object) -> str | None:
 
 def _usage(llm: object, first_record: int, planner: StepPlanner) -> dict:
     usage: dict = {"llm_calls": planner.llm_calls, "primitives": planner.primitives,
-                   "planned_without_llm": planner.planned_skips, "profile": planner.profile.name}
+                   "planned_without_llm": planner.planned_skips, "profile": planner.profile.name,
+                   "llm_wait_s": round(planner.llm_wait_s, 4)}
+    if planner.prefetcher is not None:
+        stats = planner.prefetcher.stats
+        usage.update(stats.to_dict(), llm_wait_s=round(planner.llm_wait_s + stats.llm_wait_s, 4))
     ledger = getattr(llm, "usage", None)
     records = list(getattr(ledger, "records", []))[first_record:]
     if records:
@@ -94,6 +100,10 @@ def run_goal(
     except Exception as exc:
         return GoalResult(False, GoalError.EXECUTION_FAILED, f"the executor could not observe the world: {exc}",
                           tree=planner.tree.snapshot(), elapsed_s=time.monotonic() - started)
+    speculate = _speculation(planner, initial, library, episodic, goal) if "overlap" in planner.profile.features \
+        else None
+    history: list[tuple[PrimitiveCall, StepReport]] = []
+    last_world = initial
     plan = planner.run(initial)
     try:
         call = next(plan)
@@ -106,6 +116,8 @@ def run_goal(
                 if cancel.is_set():
                     outcome = Outcome(ExecCode.CANCELED, "canceled before motion")
                 else:
+                    if speculate is not None:  # ask the next question while the arm moves
+                        speculate(list(history), call, last_world)
                     t0 = time.monotonic()
                     try:
                         outcome = executor.execute(call, cancel)
@@ -124,15 +136,50 @@ def run_goal(
                     on_step(call, outcome, world)
                 except Exception:  # an observer's bug must not stop the robot's plan
                     _log.exception("on_step callback failed after %s", call)
-            call = plan.send(StepReport(outcome, world))
+            report = StepReport(outcome, world)
+            history.append((call, report))
+            last_world = world
+            call = plan.send(report)
     except StopIteration as stop:
         result = stop.value
+    finally:
+        if planner.prefetcher is not None:
+            planner.prefetcher.close()
     result.executed = executed
     if result.success and planner.episodic is not None:
         planner.episodic.add_successes(result.tree)
     result.usage = _usage(llm, first_record, planner)
     result.elapsed_s = time.monotonic() - started
     return result
+
+
+def _speculation(planner: StepPlanner, initial: WorldState, library: PrimitiveLibrary,
+                 episodic: EpisodicMemory | None, goal: list[str] | None):
+    """The overlap feature: a function that starts preparing the planner's next request for a call about
+    to execute (see ``planner/overlap.py``); None when the client cannot fork."""
+
+    def charge() -> bool:
+        try:
+            planner.budget.charge_llm()
+        except (BudgetExceeded, Canceled):
+            return False
+        return True
+
+    prefetcher = Prefetcher(planner.llm, charge)
+    if not prefetcher.can_fork:
+        return None
+    planner.prefetcher = prefetcher
+
+    def make_shadow(replay_llm) -> StepPlanner:
+        shadow_config = planner.config.with_changes(wall_clock_s=1e9, max_llm_calls=10**6)
+        return StepPlanner(planner.tree.instruction, library=library, llm=replay_llm, config=shadow_config,
+                           prompts=planner.prompts, episodic=episodic, goal=goal, goal_id=planner.tree.goal_id)
+
+    def speculate(history: list, call: PrimitiveCall, last_world: WorldState) -> None:
+        answers = dict(planner.answers.answers)
+        prefetcher.start(lambda: next_request(make_shadow, initial, history, call, answers, library, last_world))
+
+    return speculate
 
 
 def safety_gate(envelope, library: PrimitiveLibrary, executor: Executor) -> CallGate:

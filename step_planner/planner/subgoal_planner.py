@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
@@ -44,6 +45,7 @@ from step_planner.planner.grounding import (
 )
 from step_planner.planner.kinds import Control, JudgedFrom, NodeStatus, VerdictKind, VerdictSource
 from step_planner.planner.memory import EpisodicMemory
+from step_planner.planner.overlap import AnswerLog, Prefetcher, request_key
 from step_planner.planner.prompts import PromptBook
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.termination import Candidate, CompletionLLM, TerminationChecker
@@ -69,6 +71,7 @@ class ChildSpec:
     call_text: str | None = None
     success_when: list[str] = field(default_factory=list)
     planned: bool = False  # taken from a plan, without an LLM call
+    prepared: bool = False  # its answer was prepared while the arm was moving (overlap)
 
 
 @dataclass
@@ -142,6 +145,10 @@ class StepPlanner:
         self._failure = GoalError.PLANNING_FAILED
         self._goal_at_start: dict[str, bool] = {}  # the instruction's facts as first judged
         self._moved: set[str] = set()  # objects the robot held or whose place changed across its actions
+        self.answers = AnswerLog()  # every answer by request: what a shadow planner replays (overlap)
+        self.prefetcher: Prefetcher | None = None  # set by run_goal when the overlap feature is on
+        self.llm_wait_s = 0.0  # time spent waiting for answers (the LLM on the critical path)
+        self._answer_was_prepared = False
 
     def has(self, feature: str) -> bool:
         return feature in self.profile.features
@@ -160,11 +167,39 @@ class StepPlanner:
 
     # ---- the LLM, with the budget in front of it ---------------------------------------------
     def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
+        key = request_key(messages, schema, purpose)
+        self._answer_was_prepared = False
+        if self.prefetcher is not None:
+            self.budget.check()
+            prepared, outcome = self.prefetcher.take(messages, schema, purpose)
+            if prepared:  # charged when it was sent
+                self._answer_was_prepared = True
+                return self._settle(key, outcome)
         self.budget.charge_llm()
+        started = time.monotonic()
         try:
-            return self.llm.complete(messages, schema, purpose)
+            answer = self.llm.complete(messages, schema, purpose)
+        except LLMInvalidAnswer as exc:
+            self.answers.record(key, exc)
+            raise
         except LLMCanceled:  # the client gave up waiting because of our own cancel event
             raise Canceled() from None
+        finally:
+            self.llm_wait_s += time.monotonic() - started
+        self.answers.record(key, answer)
+        return answer
+
+    def _settle(self, key: str, outcome: object) -> BaseModel:
+        """A prepared outcome, as the call itself would have ended."""
+        if isinstance(outcome, LLMCanceled):
+            raise Canceled()
+        if isinstance(outcome, LLMInvalidAnswer):
+            self.answers.record(key, outcome)
+        if isinstance(outcome, Exception):
+            raise outcome
+        assert isinstance(outcome, BaseModel)
+        self.answers.record(key, outcome)
+        return outcome
 
     def _observe(self, world: WorldState) -> None:
         self.beliefs.update(world.observed())
@@ -466,6 +501,7 @@ class StepPlanner:
         if not data.get("next"):
             return "your answer gave no next child and did not say done"
         specs = [self._spec(c) for c in [data["next"], *(data.get("then") or [])]]
+        specs[0].prepared = self._answer_was_prepared
         if self.has("plan_ahead"):
             rnd.pending = specs
         return specs[0]
@@ -510,6 +546,8 @@ class StepPlanner:
         """Judge a new child and run it. Returns (child id, ok, reason if not, whether it ran)."""
         tree = self.tree
         child = tree.add_node(spec.text, rnd.node_id).id
+        if spec.prepared and not spec.planned:
+            tree.set_prepared(child)
         facts, problem, challenge = self._validate(rnd, spec)
         if problem:
             if challenge:

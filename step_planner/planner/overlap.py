@@ -1,0 +1,215 @@
+"""Hide the model's latency behind the arm's motion: ask the next question while a primitive runs.
+
+While a primitive executes, the planner's next LLM request is predicted and sent ahead, assuming
+the primitive succeeds: the world it predicts is the one before the call with the call's effects
+applied. The prediction is not a guess at the planner's behaviour: a *shadow* planner — the same
+code, a fresh instance, no listeners — is replayed through the goal so far (every answer the real
+planner got, every step report it was sent) and then sent the predicted report; the first request
+it makes that has no recorded answer is the next request, byte for byte. If the shadow needs no
+answer before its next call, that call is predicted to succeed too, and so on (up to
+``MAX_LOOKAHEAD`` calls).
+
+When the real planner asks, the prepared answer is used only if its request is identical; otherwise
+every prepared answer is discarded (wasted) and the planner asks as usual. A discarded answer never
+reaches the planner, the tree, the topics or an episode: speculative exchanges go through a forked
+client and are booked on the real client (ledger and exchange listeners) only when used. Prepared
+calls are charged to the goal's LLM budget when they are sent; a cancel abandons them at once (the
+fork shares the goal's cancel event).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.validation import apply_call
+from step_planner.domain.world import WorldState
+from step_planner.execution.base import ExecCode, Outcome
+
+MAX_LOOKAHEAD = 6  # primitives predicted to succeed before the next request
+PREPARED_LIMIT = 2  # requests kept prepared at once
+
+
+def request_key(messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> str:
+    return json.dumps([messages, schema.__name__, purpose], sort_keys=True)
+
+
+class _NeedsAnswer(Exception):
+    def __init__(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> None:
+        super().__init__(purpose)
+        self.request = (messages, schema, purpose)
+
+
+class _Diverged(Exception):
+    pass
+
+
+@dataclass
+class AnswerLog:
+    """Every answer (or invalid-answer error) the real planner got, by request."""
+
+    answers: dict[str, Any] = field(default_factory=dict)
+
+    def record(self, key: str, outcome: Any) -> None:
+        self.answers[key] = outcome
+
+
+class _ReplayLLM:
+    """The shadow planner's model: recorded answers; the first unrecorded request stops the shadow."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+
+    def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
+        key = request_key(messages, schema, purpose)
+        if key not in self.answers:
+            raise _NeedsAnswer(messages, schema, purpose)
+        outcome = self.answers[key]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+def predicted_world(before: WorldState, call: PrimitiveCall, library: PrimitiveLibrary) -> WorldState:
+    """The world after ``call`` if it does what its effects declare."""
+    after = before.copy()
+    apply_call(call, library, after)
+    return after
+
+
+def next_request(make_shadow: Callable[[Any], Any], initial: WorldState, history: list[tuple[PrimitiveCall, Any]],
+                 pending: PrimitiveCall, answers: dict[str, Any], library: PrimitiveLibrary,
+                 last_world: WorldState) -> tuple[list[dict[str, str]], type[BaseModel], str] | None:
+    """The request the planner will make next if ``pending`` (and what follows it without a question)
+    succeeds as predicted; None when it will make none, or the replay does not reproduce the goal."""
+    from step_planner.planner.subgoal_planner import StepReport
+
+    shadow = make_shadow(_ReplayLLM(dict(answers)))
+    plan = shadow.run(initial)
+    world = last_world
+    try:
+        call = next(plan)
+        for done, report in history:
+            if call != done:
+                raise _Diverged()
+            call = plan.send(report)
+        for _ in range(MAX_LOOKAHEAD):
+            if call != pending:
+                raise _Diverged()
+            world = predicted_world(world, call, library)
+            call = plan.send(StepReport(Outcome(ExecCode.SUCCESS, "predicted"), world))
+            pending = call  # a following call the planner makes without asking: assume it succeeds too
+    except _NeedsAnswer as need:
+        return need.request
+    except (StopIteration, _Diverged, Exception):  # noqa: BLE001 - a prediction that fails predicts nothing
+        return None
+    finally:
+        plan.close()
+    return None
+
+
+@dataclass
+class _Prepared:
+    key: str
+    done: threading.Event = field(default_factory=threading.Event)
+    outcome: Any = None  # the answer, or the exception the real call would raise
+    client: Any = None  # the forked client (its ledger and captured exchanges)
+    exchanges: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class OverlapStats:
+    made: int = 0  # speculative requests sent
+    used: int = 0
+    wasted: int = 0
+    llm_wait_s: float = 0.0  # time the planner waited for answers (the critical path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"speculative_made": self.made, "speculative_used": self.used, "speculative_wasted": self.wasted,
+                "llm_wait_s": round(self.llm_wait_s, 4)}
+
+
+class Prefetcher:
+    """Prepared answers: started during motion, handed to the planner only for an identical request."""
+
+    def __init__(self, llm: Any, charge: Callable[[], bool]) -> None:
+        self.llm = llm
+        self.charge = charge  # books one LLM call on the goal's budget; False when it is used up
+        self.stats = OverlapStats()
+        self._lock = threading.Lock()
+        self._prepared: dict[str, _Prepared] = {}
+        self._searching = 0  # prefetch threads still replaying to find their request
+        self._found = threading.Condition(self._lock)
+
+    @property
+    def can_fork(self) -> bool:
+        return callable(getattr(self.llm, "fork", None)) and callable(getattr(self.llm, "adopt", None))
+
+    def start(self, find_request: Callable[[], tuple | None]) -> None:
+        """Find the next request (the shadow replay) and send it, on a background thread."""
+        if not self.can_fork:
+            return
+        with self._lock:
+            self._searching += 1
+        threading.Thread(target=self._prepare, args=(find_request,), name="llm-prefetch", daemon=True).start()
+
+    def _prepare(self, find_request: Callable[[], tuple | None]) -> None:
+        request = None
+        try:
+            request = find_request()
+        finally:
+            with self._lock:
+                entry = self._register(request) if request is not None else None
+                self._searching -= 1
+                self._found.notify_all()
+        if entry is None:
+            return
+        messages, schema, purpose = request
+        try:
+            entry.outcome = entry.client.complete(messages, schema, purpose)
+        except Exception as exc:  # the same error the real call would have met
+            entry.outcome = exc
+        finally:
+            entry.done.set()
+            entry.client.close()
+
+    def _register(self, request: tuple) -> _Prepared | None:
+        """Book a request to send (under the lock); None when it is prepared already or not allowed."""
+        key = request_key(*request)
+        if key in self._prepared or len(self._prepared) >= PREPARED_LIMIT or not self.charge():
+            return None
+        entry = _Prepared(key, client=self.llm.fork())
+        entry.client.add_listener(entry.exchanges.append)
+        self._prepared[key] = entry
+        self.stats.made += 1
+        return entry
+
+    def take(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> tuple[bool, Any]:
+        """(True, answer or exception) for a prepared identical request (waiting for it if in flight);
+        (False, None) otherwise — and then every prepared answer is discarded."""
+        key = request_key(messages, schema, purpose)
+        with self._lock:
+            self._found.wait_for(lambda: self._searching == 0, timeout=2.0)  # the replay takes milliseconds
+            entry = self._prepared.pop(key, None)
+            if entry is None:
+                self.stats.wasted += len(self._prepared)
+                self._prepared.clear()
+                return False, None
+        started = time.monotonic()
+        entry.done.wait()
+        self.stats.llm_wait_s += time.monotonic() - started
+        self.stats.used += 1
+        self.llm.adopt(entry.client.usage.records, entry.exchanges)
+        return True, entry.outcome
+
+    def close(self) -> None:
+        with self._lock:
+            self.stats.wasted += len(self._prepared)
+            self._prepared.clear()
