@@ -67,17 +67,18 @@ def _make_llm(args: argparse.Namespace, stack: ExitStack, out: Any) -> Any:
 
     settings, offline = llm_settings(args)
     if offline:
-        from step_planner.llm.loopback import LoopbackServer
-        from step_planner.llm.replay import ReplayHandler
+        from step_planner.llm.offline import OfflineAnswers
 
-        answers = Path(args.answers) if args.answers else config_dir() / "replay"
-        server = stack.enter_context(LoopbackServer(ReplayHandler(answers)))
-        settings = {**settings, "base_url": server.base_url, "model": settings.get("model", "gpt-4o-mini")}
-        out.write(
-            "No LLM endpoint configured: using answers recorded with the project "
-            f"({answers}), produced by a scripted expert, not an LLM.\n"
-            "Set --base-url/--model (or STEP_PLANNER_BASE_URL, OPENAI_API_KEY) to plan with a real model.\n\n"
-        )
+        folder = Path(args.answers) if args.answers else config_dir() / "replay"
+        try:
+            answers = stack.enter_context(OfflineAnswers(folder))
+        except FileNotFoundError as exc:
+            raise SystemExit(f"step-planner: {exc}") from exc
+        settings, changed = answers.settings(settings)
+        out.write(answers.notice() + "\n")
+        if changed:
+            out.write(f"(pinned to what the answers were recorded with: {', '.join(changed)})\n")
+        out.write("Set --base-url/--model (or STEP_PLANNER_BASE_URL, OPENAI_API_KEY) to plan with a real model.\n\n")
     return LLMClient(LLMConfig.from_dict(settings))
 
 

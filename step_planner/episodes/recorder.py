@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,9 @@ class EpisodeRecorder:
                                   "world_after": world_after.to_dict() if world_after else None})
         self._world = world_after.copy() if world_after else None
         self.counts["primitive"] += 1
+
+    def attach_executor(self, executor: Any) -> Callable[[], None] | None:
+        return None
 
     def finish(self, result: GoalResult) -> Path:
         if self._closed:

@@ -54,6 +54,12 @@ class GoalRecording:
         if self.recorder is not None:
             llm.add_listener(self.recorder.on_exchange)
 
+    def attach_executor(self, executor: Any) -> Callable[[], None] | None:
+        """Record what the backend streams (the simulator's joints); returns how to detach."""
+        if self.recorder is None:
+            return None
+        return self.recorder.attach_executor(executor)
+
     def on_step(self, call, outcome, world_after) -> None:
         if self.recorder is not None:
             self.recorder.on_step(call, outcome, world_after)
