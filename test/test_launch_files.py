@@ -73,13 +73,15 @@ def test_our_executables_exist(path: Path):
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
-def test_package_files_exist_and_are_installed(path: Path):
-    setup_text = (ROOT / "setup.py").read_text()
+def test_package_files_exist_and_are_installed(path: Path, monkeypatch):
+    from test_package_data import installed_files
+
+    installed = {dest.removeprefix("share/step_planner/") for dest in installed_files(monkeypatch)}
     for call in _calls(_tree(path), "package_file"):
         parts = [a.value for a in call.args if isinstance(a, ast.Constant)]
         assert len(parts) == len(call.args), f"{path.name}: package_file with a non-literal part"
         assert (ROOT.joinpath(*parts)).is_file(), f"{path.name}: {'/'.join(parts)} does not exist"
-        assert f'glob("{parts[0]}/*.yaml")' in setup_text or parts[0] == "launch"
+        assert "/".join(parts) in installed, f"{path.name}: setup.py does not install {'/'.join(parts)}"
 
 
 def test_parameters_set_by_launch_are_declared_and_arguments_are_declared():

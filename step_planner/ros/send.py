@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--scene", default="", help="scene name or path (symbolic/sim backends)")
     parser.add_argument("--dry-run", action="store_true", help="plan on a symbolic copy; never moves the arm")
     parser.add_argument("--node", default="/step_planner", help="the planner node's name")
-    parser.add_argument("--wait", type=float, default=10.0, help="seconds to wait for the action server")
+    parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the action server "
+                        "(a node that was just started needs a few)")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     return parser
 
