@@ -130,6 +130,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             listeners.append(recorder)
             steps.append(recorder.on_step)
             llm.add_listener(recorder.on_exchange)
+            if (detach := recorder.attach_executor(executor)) is not None:  # the simulator's joints, /tf, poses
+                stack.callback(detach)
         episodic = None
         if "episodic_memory" in planner_config.features:
             from step_planner.planner.memory import EpisodicMemory, minilm_embedder
@@ -165,6 +167,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except EpisodeError as exc:
         print(f"step-planner: {exc}", file=sys.stderr)
         return 2
+    if args.publish:
+        try:
+            from step_planner.ros.replay_publisher import publish_episode
+        except ImportError as exc:
+            print(f"step-planner: --publish needs ROS 2 (rclpy) and the built interfaces ({exc})", file=sys.stderr)
+            return 2
+        publish_episode(episode, rate=args.rate, prefix=args.prefix, delay_s=args.delay)
+        return 0
     world = episode.initial_world
     if world is None:
         print("step-planner: the episode has no initial world to replay from", file=sys.stderr)
@@ -235,10 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", help="write the result (with the final tree) as JSON")
     plan.add_argument("--goal-id")
     plan.set_defaults(func=cmd_plan)
-    replay = sub.add_parser("replay", help="re-execute a recorded episode without any LLM")
+    replay = sub.add_parser("replay", help="re-execute a recorded episode without any LLM, or play it back on ROS "
+                                           "topics (--publish)")
     replay.add_argument("episode")
     replay.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"])
     replay.add_argument("--video")
+    replay.add_argument("--publish", action="store_true",
+                        help="execute nothing: publish the recorded joint trajectory on /joint_states and the tree "
+                             "on /step_planner/tree, in recorded timing, to watch the run in RViz or Foxglove")
+    replay.add_argument("--rate", type=float, default=1.0, help="with --publish: playback speed factor")
+    replay.add_argument("--prefix", default="/step_planner", help="with --publish: namespace of the tree topics")
+    replay.add_argument("--delay", type=float, default=1.0,
+                        help="with --publish: seconds to let subscribers connect before playing")
     replay.set_defaults(func=cmd_replay)
     for name in DELEGATED:
         sub.add_parser(name, help=f"see `step-planner {name} --help`", add_help=False)

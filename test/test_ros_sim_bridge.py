@@ -6,6 +6,7 @@ real DDS; rates are measured from the message stamps, which are in simulated tim
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from ros_support import RosHarness, ScriptedPlans, wait_for, wait_until  # noqa:
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
+from step_planner.episodes.episode import load_episode  # noqa: E402
 from step_planner.ros.qos import latched  # noqa: E402
 from step_planner.ros.sim_bridge import SimClock  # noqa: E402
 from step_planner_interfaces.msg import ObjectPoses  # noqa: E402
@@ -47,6 +49,9 @@ def test_joint_states_description_and_object_poses_during_a_pick_and_place():
         assert result.success, result.error_msg
         with lock:
             received = list(joints)
+        (episode,) = [p for p in Path(ros.episodes_dir).iterdir() if (p / "summary.json").exists()]
+        recorded = load_episode(episode)  # the node's episode of a sim goal carries the joint trajectory too
+        assert recorded.format == 2 and len(recorded.joint_states) > 100 and recorded.robot_description
     finally:
         ros.close()
 

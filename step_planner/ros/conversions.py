@@ -12,58 +12,25 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 
+from step_planner.msg_fields import NO_ID, call_text, node_fields, tree_fields
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import SubgoalNode, SubgoalTree
 
-NO_ID = -1
 ERROR_CODES: dict[GoalError, int] = {e: getattr(ExecuteTask.Result, e.name) for e in GoalError}
 ERROR_NAMES: dict[int, str] = {code: e.name for e, code in ERROR_CODES.items()}
 
 
-def call_text(call: dict[str, Any] | None) -> str:
-    """``{"name": "pick", "args": {"object": "tape"}}`` -> ``pick(object=tape)`` (as ``str(PrimitiveCall)``)."""
-    if not call:
-        return ""
-    args = ", ".join(f"{k}={v}" for k, v in (call.get("args") or {}).items())
-    return f"{call['name']}({args})"
-
-
 def node_to_msg(node: dict[str, Any], active: int | None) -> SubgoalNode:
-    msg = SubgoalNode()
-    msg.id = int(node["id"])
-    msg.parent_id = NO_ID if node.get("parent") is None else int(node["parent"])
-    msg.child_ids = [int(c) for c in node.get("children", [])]
-    msg.depth = int(node.get("depth", 0))
-    msg.text = str(node.get("text", ""))
-    msg.status = str(node.get("status", ""))
-    msg.control = str(node.get("control") or "sequence")
-    msg.is_active = active is not None and msg.id == active
-    verdicts = node.get("verdicts") or []
-    if verdicts:
-        last = verdicts[-1]
-        msg.verdict = str(last.get("verdict", ""))
-        msg.verdict_reason = str(last.get("reason", ""))
-        msg.verdict_source = str(last.get("source", ""))
-    msg.primitive = call_text(node.get("call"))
-    outcome = node.get("outcome") or {}
-    msg.outcome_code = str(outcome.get("code", ""))
-    msg.outcome_message = str(outcome.get("message", ""))
-    return msg
+    return SubgoalNode(**node_fields(node, active))
 
 
 def tree_to_msg(snapshot: dict[str, Any], *, changed: bool = True, stamp: Time | None = None) -> SubgoalTree:
-    msg = SubgoalTree()
+    fields = tree_fields(snapshot, changed=changed)
+    msg = SubgoalTree(**{k: v for k, v in fields.items() if k != "nodes"})
+    msg.nodes = [SubgoalNode(**n) for n in fields["nodes"]]
     if stamp is not None:
         msg.stamp = stamp
-    msg.goal_id = str(snapshot.get("goal_id", ""))
-    msg.instruction = str(snapshot.get("instruction", ""))
-    msg.revision = int(snapshot.get("revision", 0))
-    msg.changed = changed
-    msg.root_id = int(snapshot.get("root") or 0)
-    active = snapshot.get("active")
-    msg.active_id = NO_ID if active is None else int(active)
-    msg.nodes = [node_to_msg(n, active) for n in snapshot.get("nodes", [])]
     return msg
 
 

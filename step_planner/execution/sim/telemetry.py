@@ -8,9 +8,14 @@ WHY separate from the executor: publishing to ROS (``ros/sim_bridge.py``) and re
 from __future__ import annotations
 
 import math
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
+
+import mujoco
+import numpy as np
 
 from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, panda_urdf_path
 
@@ -53,6 +58,29 @@ def object_samples(executor: Any) -> list[ObjectSample]:
             p, q = data.xpos[obj.body_id], data.xquat[obj.body_id]  # MuJoCo quaternions are w, x, y, z
             out.append(ObjectSample(name, (float(p[0]), float(p[1]), float(p[2])),
                                     (float(q[1]), float(q[2]), float(q[3]), float(q[0]))))
+    return out
+
+
+@lru_cache(maxsize=1)
+def urdf_links() -> tuple[tuple[str, str], ...]:
+    """(parent link, child link) of every joint of the URDF (the tf tree robot_state_publisher would build)."""
+    root = ET.fromstring(panda_urdf_path().read_text())
+    return tuple((j.find("parent").get("link"), j.find("child").get("link")) for j in root.iter("joint"))
+
+
+def link_transforms(executor: Any) -> list[tuple[str, str, tuple[float, ...], tuple[float, ...]]]:
+    """(parent, child, translation, rotation x y z w) of each URDF joint, from the bodies' poses now."""
+    data, model = executor.data, executor.model
+    out = []
+    quat = np.zeros(4)
+    with executor.controller.lock:
+        for parent, child in urdf_links():
+            p, c = model.body(parent).id, model.body(child).id
+            rot_p = data.xmat[p].reshape(3, 3)
+            t = rot_p.T @ (data.xpos[c] - data.xpos[p])
+            mujoco.mju_mat2Quat(quat, (rot_p.T @ data.xmat[c].reshape(3, 3)).reshape(-1))
+            out.append((parent, child, (float(t[0]), float(t[1]), float(t[2])),
+                        (float(quat[1]), float(quat[2]), float(quat[3]), float(quat[0]))))
     return out
 
 
