@@ -3,8 +3,9 @@
     step-planner plan "put the tape and the screwdriver in the drawer" --scene config/scenes/drawer_desk.yaml
     step-planner bench --suite table3 --planners step,react,oneshot --noise 0,0.1,0.2
     step-planner replay EPISODE --backend symbolic|sim|moveit [--video out.mp4]
+    step-planner replay EPISODE --publish           (ROS 2: play the recorded run back on /joint_states, ~/tree)
     step-planner replan EPISODE
-    step-planner send "..." | watch | node          (ROS 2; see step_planner.ros)
+    step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
 answers recorded with the project (``config/replay/``, produced by the scripted expert, not an
