@@ -139,3 +139,15 @@ def wait_until(predicate: Callable[[], bool], timeout: float = WAIT_S) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("condition not reached")
         time.sleep(0.01)
+
+
+def wait_quiet(items: list, quiet_s: float = 0.3, timeout: float = WAIT_S) -> None:
+    """Wait until ``items`` (filled by a subscription) has not grown for ``quiet_s``: what was sent arrived."""
+    deadline = time.monotonic() + timeout
+    size, since = len(items), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        if time.monotonic() > deadline:
+            raise TimeoutError("still receiving")
+        time.sleep(0.01)
+        if len(items) != size:
+            size, since = len(items), time.monotonic()
