@@ -22,6 +22,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
 
+import step_planner
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.safety import SafetyEnvelope
 from step_planner.domain.scene import SceneError, load_scene
@@ -113,8 +114,6 @@ class StepPlannerNode(Node):
                                  callback_group=self._io)
         self.create_service(ApproveStep, "~/approve_step", self._on_approve, callback_group=goals)
         self.create_timer(values["heartbeat_period_s"], self._heartbeat, callback_group=self._io)
-        import step_planner
-
         llm = "OFFLINE scripted answers" if values["llm.offline"] else \
             f"{values['llm.model']}@{values['llm.base_url'] or 'api.openai.com'}"
         self.get_logger().info(
