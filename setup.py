@@ -1,8 +1,22 @@
+import os
 from glob import glob
 
 from setuptools import find_packages, setup
 
 package_name = "step_planner"
+
+
+def tree(folder):
+    """(share/step_planner/<dir>, [files]) for every directory under ``folder`` that holds files: every
+    config subfolder the code reads is installed, including ones added later (a test compares the trees)."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        kept = sorted(os.path.join(root, f) for f in files if not f.startswith("."))
+        if kept:
+            out.append((os.path.join("share", package_name, root), kept))
+    return out
+
 
 setup(
     name=package_name,
@@ -11,12 +25,8 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
-        ("share/" + package_name + "/launch", glob("launch/*.py")),
-        ("share/" + package_name + "/config", glob("config/*.yaml")),
-        ("share/" + package_name + "/config/scenes", glob("config/scenes/*.yaml")),
-        ("share/" + package_name + "/config/tasks", glob("config/tasks/*.yaml")),
-        ("share/" + package_name + "/config/prompts", glob("config/prompts/*")),
-        ("share/" + package_name + "/config/replay", glob("config/replay/*.json")),
+        ("share/" + package_name + "/launch", glob("launch/*.launch.py")),
+        *tree("config"),
     ],
     install_requires=["setuptools", "pyyaml", "pydantic>=2", "openai>=1.40"],
     zip_safe=True,

@@ -3,8 +3,9 @@
     step-planner plan "put the tape and the screwdriver in the drawer" --scene config/scenes/drawer_desk.yaml
     step-planner bench --suite table3 --planners step,react,oneshot --noise 0,0.1,0.2
     step-planner replay EPISODE --backend symbolic|sim|moveit [--video out.mp4]
+    step-planner replay EPISODE --publish           (ROS 2: play the recorded run back on /joint_states, ~/tree)
     step-planner replan EPISODE
-    step-planner send "..." | watch | node          (ROS 2; see step_planner.ros)
+    step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
 answers recorded with the project (``config/replay/``, produced by the scripted expert, not an
@@ -67,17 +68,18 @@ def _make_llm(args: argparse.Namespace, stack: ExitStack, out: Any) -> Any:
 
     settings, offline = llm_settings(args)
     if offline:
-        from step_planner.llm.loopback import LoopbackServer
-        from step_planner.llm.replay import ReplayHandler
+        from step_planner.llm.offline import OfflineAnswers
 
-        answers = Path(args.answers) if args.answers else config_dir() / "replay"
-        server = stack.enter_context(LoopbackServer(ReplayHandler(answers)))
-        settings = {**settings, "base_url": server.base_url, "model": settings.get("model", "gpt-4o-mini")}
-        out.write(
-            "No LLM endpoint configured: using answers recorded with the project "
-            f"({answers}), produced by a scripted expert, not an LLM.\n"
-            "Set --base-url/--model (or STEP_PLANNER_BASE_URL, OPENAI_API_KEY) to plan with a real model.\n\n"
-        )
+        folder = Path(args.answers) if args.answers else config_dir() / "replay"
+        try:
+            answers = stack.enter_context(OfflineAnswers(folder))
+        except FileNotFoundError as exc:
+            raise SystemExit(f"step-planner: {exc}") from exc
+        settings, changed = answers.settings(settings)
+        out.write(answers.notice() + "\n")
+        if changed:
+            out.write(f"(pinned to what the answers were recorded with: {', '.join(changed)})\n")
+        out.write("Set --base-url/--model (or STEP_PLANNER_BASE_URL, OPENAI_API_KEY) to plan with a real model.\n\n")
     return LLMClient(LLMConfig.from_dict(settings))
 
 
@@ -130,6 +132,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             listeners.append(recorder)
             steps.append(recorder.on_step)
             llm.add_listener(recorder.on_exchange)
+            if (detach := recorder.attach_executor(executor)) is not None:  # the simulator's joints, /tf, poses
+                stack.callback(detach)
         episodic = None
         if "episodic_memory" in planner_config.features:
             from step_planner.planner.memory import EpisodicMemory, minilm_embedder
@@ -165,6 +169,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except EpisodeError as exc:
         print(f"step-planner: {exc}", file=sys.stderr)
         return 2
+    if args.publish:
+        try:
+            from step_planner.ros.replay_publisher import publish_episode
+        except ImportError as exc:
+            print(f"step-planner: --publish needs ROS 2 (rclpy) and the built interfaces ({exc})", file=sys.stderr)
+            return 2
+        publish_episode(episode, rate=args.rate, prefix=args.prefix, delay_s=args.delay)
+        return 0
     world = episode.initial_world
     if world is None:
         print("step-planner: the episode has no initial world to replay from", file=sys.stderr)
@@ -240,10 +252,18 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", help="write the result (with the final tree) as JSON")
     plan.add_argument("--goal-id")
     plan.set_defaults(func=cmd_plan)
-    replay = sub.add_parser("replay", help="re-execute a recorded episode without any LLM")
+    replay = sub.add_parser("replay", help="re-execute a recorded episode without any LLM, or play it back on ROS "
+                                           "topics (--publish)")
     replay.add_argument("episode")
     replay.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"])
     replay.add_argument("--video")
+    replay.add_argument("--publish", action="store_true",
+                        help="execute nothing: publish the recorded joint trajectory on /joint_states and the tree "
+                             "on /step_planner/tree, in recorded timing, to watch the run in RViz or Foxglove")
+    replay.add_argument("--rate", type=float, default=1.0, help="with --publish: playback speed factor")
+    replay.add_argument("--prefix", default="/step_planner", help="with --publish: namespace of the tree topics")
+    replay.add_argument("--delay", type=float, default=1.0,
+                        help="with --publish: seconds to let subscribers connect before playing")
     replay.set_defaults(func=cmd_replay)
     for name in DELEGATED:
         sub.add_parser(name, help=f"see `step-planner {name} --help`", add_help=False)

@@ -62,3 +62,28 @@ def config_dir() -> Path:
 def config_path(*parts: str) -> Path:
     """A file or folder under ``config/``, e.g. ``config_path("scenes", "drawer_desk.yaml")``."""
     return config_dir().joinpath(*parts)
+
+
+INTERFACES = "step_planner_interfaces"
+
+
+@lru_cache(maxsize=1)
+def interfaces_dir() -> Path:
+    """The folder holding step_planner_interfaces' ``msg/`` (the .msg files episodes register as types).
+
+    The source tree's copy next to the package in a checkout, else the ament index (a colcon install or
+    the venv ``make interfaces`` installs into).
+    """
+    source = _SOURCE_ROOT / INTERFACES
+    if (source / "msg").is_dir() and (source / "package.xml").is_file():
+        return source
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        share = Path(get_package_share_directory(INTERFACES))
+    except Exception as exc:  # not installed, or AMENT_PREFIX_PATH unset
+        raise ResourceError(f"cannot find {INTERFACES}'s msg/: not in {source} and not in the ament index "
+                            f"({exc}; is AMENT_PREFIX_PATH set, install/setup.bash sourced?)") from exc
+    if not (share / "msg").is_dir():
+        raise ResourceError(f"{share} (from the ament index) has no msg/ folder")
+    return share

@@ -28,7 +28,7 @@ from step_planner_interfaces.action import ExecuteTask
 TASK = DRAWER_TASK
 PLANS = {**DRAWER_PLANS, "put the cup on the tray": ["pick(cup)", "place(cup, tray)"]}
 GOALS = {TASK: DRAWER_GOAL, "put the cup on the tray": ["at(cup, tray)"],
-         "put the stapler on the tray": ["at(stapler, tray)"]}
+         "put the stapler on the tray": ["at(stapler, tray)"], "put the red block on the tray": ["at(red_block, tray)"]}
 FACTS = {"put the tape in the drawer": ["in(tape, drawer)"],
          "put the screwdriver in the drawer": ["in(screwdriver, drawer)"]}
 _CALL = re.compile(r"^[a-z_]+\(.*\)$")
@@ -151,3 +151,15 @@ def wait_until(predicate: Callable[[], bool], timeout: float = WAIT_S) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("condition not reached")
         time.sleep(0.01)
+
+
+def wait_quiet(items: list, quiet_s: float = 0.3, timeout: float = WAIT_S) -> None:
+    """Wait until ``items`` (filled by a subscription) has not grown for ``quiet_s``: what was sent arrived."""
+    deadline = time.monotonic() + timeout
+    size, since = len(items), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        if time.monotonic() > deadline:
+            raise TimeoutError("still receiving")
+        time.sleep(0.01)
+        if len(items) != size:
+            size, since = len(items), time.monotonic()

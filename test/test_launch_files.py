@@ -73,18 +73,21 @@ def test_our_executables_exist(path: Path):
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
-def test_package_files_exist_and_are_installed(path: Path):
-    setup_text = (ROOT / "setup.py").read_text()
+def test_package_files_exist_and_are_installed(path: Path, monkeypatch):
+    from test_package_data import installed_files
+
+    installed = {dest.removeprefix("share/step_planner/") for dest in installed_files(monkeypatch)}
     for call in _calls(_tree(path), "package_file"):
         parts = [a.value for a in call.args if isinstance(a, ast.Constant)]
         assert len(parts) == len(call.args), f"{path.name}: package_file with a non-literal part"
         assert (ROOT.joinpath(*parts)).is_file(), f"{path.name}: {'/'.join(parts)} does not exist"
-        assert f'glob("{parts[0]}/*.yaml")' in setup_text or parts[0] == "launch"
+        assert "/".join(parts) in installed, f"{path.name}: setup.py does not install {'/'.join(parts)}"
 
 
 def test_parameters_set_by_launch_are_declared_and_arguments_are_declared():
     tree = _tree(COMMON)
-    overrides = [n for n in ast.walk(tree) if isinstance(n, ast.Dict)]
+    (node_fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "step_planner_node"]
+    overrides = [n for n in ast.walk(node_fn) if isinstance(n, ast.Dict)]
     keys = {k.value for d in overrides for k in d.keys if isinstance(k, ast.Constant)}
     assert keys and keys <= set(SPECS), f"undeclared parameters: {keys - set(SPECS)}"
     for path in SOURCES:
@@ -115,3 +118,15 @@ def test_moveit_cpp_config_has_the_plan_request_blocks_franka_yaml_loads():
         assert f"params_namespace: {namespace}" in franka
         assert moveit_cpp[namespace]["plan_request_params"]["planning_pipeline"] in (
             moveit_cpp["planning_pipelines"]["pipeline_names"])
+
+
+def test_every_launch_file_has_the_offline_argument_mapped_to_llm_offline():
+    """offline:=true in every launch file: the shipped answers, so the ROS path can be tried with no model."""
+    declared = {c.args[0].value: c for c in _calls(_tree(COMMON), "DeclareLaunchArgument")}
+    assert "offline" in declared and _kw(declared["offline"], "default_value") == "false"
+    assert "llm.offline" in SPECS and SPECS["llm.offline"].default is False
+    source = COMMON.read_text()
+    assert '"llm.offline": ParameterValue(LaunchConfiguration("offline"), value_type=bool)' in source
+    for path in LAUNCH_FILES:
+        assert _calls(_tree(path), "arguments"), f"{path.name} does not declare the shared arguments"
+        assert _calls(_tree(path), "step_planner_node"), f"{path.name} does not start the node"

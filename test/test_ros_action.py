@@ -6,7 +6,16 @@ import pytest
 
 pytest.importorskip("step_planner_interfaces", reason="build the interfaces first: make interfaces")
 
-from ros_support import DRAWER_PRIMITIVES, PLANS, TASK, RosHarness, ScriptedPlans, wait_for, wait_until  # noqa: E402
+from ros_support import (  # noqa: E402
+    DRAWER_PRIMITIVES,
+    PLANS,
+    TASK,
+    RosHarness,
+    ScriptedPlans,
+    wait_for,
+    wait_quiet,
+    wait_until,
+)
 
 from step_planner.ros.qos import latched  # noqa: E402
 from step_planner_interfaces.action import ExecuteTask  # noqa: E402
@@ -75,6 +84,7 @@ def test_cancel_mid_goal_ends_canceled_and_runs_nothing_more(ros, handler):
     wait_until(lambda: any(f.leaves_done >= 1 for f in feedback))
     handler.hold()  # the planner's next LLM request waits: the goal is mid-plan
     wait_until(handler.waiting.is_set)
+    wait_quiet(feedback)  # feedback published before the planner blocked may still be on its way
     done_before_cancel = max(f.leaves_done for f in feedback)
     cancel = wait_for(handle.cancel_goal_async())
     assert len(cancel.goals_canceling) == 1

@@ -72,6 +72,8 @@ def test_approval_mode_runs_only_approved_primitives():
 
         ros.client_node.create_subscription(String, f"{ros.name}/pending_step", lambda m: pending.append(m.data),
                                             latched())
+        # depth 1: a subscription matched only after the first primitive was approved would never see it
+        wait_until(lambda: ros.node._pending_pub.get_subscription_count() > 0)
         handle = ros.send(TASK)
         answers = []
         result_future = handle.get_result_async()

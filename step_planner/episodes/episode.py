@@ -1,4 +1,5 @@
-"""Load a recorded episode, and replay its primitive calls on any executor without an LLM."""
+"""Load a recorded episode (either format, see ``bag.py``), and replay its primitive calls on any executor
+without an LLM."""
 
 from __future__ import annotations
 
@@ -10,8 +11,17 @@ from typing import Any
 
 from step_planner.domain.primitives import PrimitiveCall
 from step_planner.domain.world import WorldState
-from step_planner.episodes.bag import EpisodeError, read_bag
+from step_planner.episodes.bag import PREFIX, STRING, EpisodeError, read_bag
 from step_planner.execution.base import Executor
+
+
+@dataclass(frozen=True)
+class JointRecord:
+    stamp_ns: int  # of the message header
+    names: tuple[str, ...]
+    position: tuple[float, ...]
+    velocity: tuple[float, ...]
+    effort: tuple[float, ...]
 
 
 @dataclass
@@ -21,7 +31,12 @@ class Episode:
     steps: list[dict[str, Any]] = field(default_factory=list)
     exchanges: list[dict[str, Any]] = field(default_factory=list)
     trees: list[dict[str, Any]] = field(default_factory=list)
+    tree_stamps_ns: list[int] = field(default_factory=list)  # log time of each of ``trees``
     result: dict[str, Any] | None = None
+    format: int = 1  # 1: std_msgs/String JSON only; 2: typed (SubgoalTree, PrimitiveStep, joint states)
+    typed_trees: int = 0  # SubgoalTree records (format 2)
+    joint_states: list[JointRecord] = field(default_factory=list)  # backend sim, format 2
+    robot_description: str = ""
 
     @property
     def initial_world(self) -> WorldState | None:
@@ -39,19 +54,35 @@ def load_episode(path: str | Path) -> Episode:
         root = root.parent
     if not root.exists():
         raise EpisodeError(f"no episode at {root}")
+    from step_planner.episodes.messages import step_document
+
     goal = None
     episode = Episode(root, {})
-    for topic, _, doc in read_bag(root / "bag"):
-        if topic == "goal":
-            goal = doc
-        elif topic == "primitive":
-            episode.steps.append(doc)
-        elif topic == "llm_exchange":
-            episode.exchanges.append(doc)
-        elif topic == "tree":
-            episode.trees.append(doc)
-        elif topic == "result":
-            episode.result = doc
+    for record in read_bag(root / "bag"):
+        topic, string = record.topic, record.msgtype == STRING
+        if topic == PREFIX + "goal":
+            goal = record.document()
+        elif topic == PREFIX + "primitive":
+            episode.steps.append(record.document() if string else step_document(record.message))
+        elif topic == PREFIX + "llm_exchange":
+            episode.exchanges.append(record.document())
+        elif topic == PREFIX + "tree" and string:  # format 1: the snapshot as JSON
+            episode.trees.append(record.document())
+            episode.tree_stamps_ns.append(record.stamp_ns)
+        elif topic == PREFIX + "tree":
+            episode.format, episode.typed_trees = 2, episode.typed_trees + 1
+        elif topic == PREFIX + "tree_json":
+            episode.trees.append(record.document())
+            episode.tree_stamps_ns.append(record.stamp_ns)
+        elif topic == PREFIX + "result":
+            episode.result = record.document()
+        elif topic == "/joint_states":
+            m = record.message
+            stamp = int(m.header.stamp.sec) * 1_000_000_000 + int(m.header.stamp.nanosec)
+            episode.joint_states.append(JointRecord(stamp, tuple(m.name), tuple(map(float, m.position)),
+                                                    tuple(map(float, m.velocity)), tuple(map(float, m.effort))))
+        elif topic == "/robot_description":
+            episode.robot_description = record.message.data
     if goal is None:
         raise EpisodeError(f"{root}: the episode has no goal record (truncated?)")
     episode.goal = goal

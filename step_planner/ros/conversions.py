@@ -12,32 +12,22 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 
+from step_planner.msg_fields import NO_ID, call_text, condition_fields, node_fields, tree_fields
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.tree import SCHEMA_ID, render_condition, upgrade
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import Condition, SubgoalNode, SubgoalTree
 
-NO_ID = -1
 ERROR_CODES: dict[GoalError, int] = {e: getattr(ExecuteTask.Result, e.name) for e in GoalError}
 ERROR_NAMES: dict[int, str] = {code: e.name for e, code in ERROR_CODES.items()}
 
 
-def call_text(call: dict[str, Any] | None) -> str:
-    """``{"name": "pick", "args": {"object": "tape"}}`` -> ``pick(object=tape)`` (as ``str(PrimitiveCall)``)."""
-    if not call:
-        return ""
-    args = ", ".join(f"{k}={v}" for k, v in (call.get("args") or {}).items())
-    return f"{call['name']}({args})"
+def _node(fields: dict[str, Any]) -> SubgoalNode:
+    return SubgoalNode(**{**fields, "conditions": [Condition(**c) for c in fields.get("conditions", [])]})
 
 
-def condition_to_msg(cond: dict[str, Any]) -> Condition:
-    msg = Condition()
-    msg.text = str(cond.get("text", ""))
-    msg.holds = bool(cond.get("holds"))
-    msg.judged_from = str(cond.get("judged_from", "unknown"))
-    met = cond.get("met_after_step")
-    msg.met_after_step = -1 if met is None else int(met)
-    return msg
+def node_to_msg(node: dict[str, Any], active: int | None) -> SubgoalNode:
+    return _node(node_fields(node, active))
 
 
 def msg_to_condition(msg: Condition) -> dict[str, Any]:
@@ -45,44 +35,12 @@ def msg_to_condition(msg: Condition) -> dict[str, Any]:
             "met_after_step": None if msg.met_after_step < 0 else int(msg.met_after_step)}
 
 
-def node_to_msg(node: dict[str, Any], active: int | None) -> SubgoalNode:
-    msg = SubgoalNode()
-    msg.id = int(node["id"])
-    msg.parent_id = NO_ID if node.get("parent") is None else int(node["parent"])
-    msg.child_ids = [int(c) for c in node.get("children", [])]
-    msg.depth = int(node.get("depth", 0))
-    msg.text = str(node.get("text", ""))
-    msg.status = str(node.get("status", ""))
-    msg.control = str(node.get("control") or "sequence")
-    msg.is_active = active is not None and msg.id == active
-    verdicts = node.get("verdicts") or []
-    if verdicts:
-        last = verdicts[-1]
-        msg.verdict = str(last.get("verdict", ""))
-        msg.verdict_reason = str(last.get("reason", ""))
-        msg.verdict_source = str(last.get("source", ""))
-    msg.primitive = call_text(node.get("call"))
-    outcome = node.get("outcome") or {}
-    msg.outcome_code = str(outcome.get("code", ""))
-    msg.outcome_message = str(outcome.get("message", ""))
-    msg.conditions = [condition_to_msg(c) for c in node.get("conditions") or []]
-    msg.conditions_from = str(node.get("conditions_from") or "")
-    msg.prepared = bool(node.get("prepared"))
-    return msg
-
-
 def tree_to_msg(snapshot: dict[str, Any], *, changed: bool = True, stamp: Time | None = None) -> SubgoalTree:
-    msg = SubgoalTree()
+    fields = tree_fields(snapshot, changed=changed)
+    msg = SubgoalTree(**{k: v for k, v in fields.items() if k != "nodes"})
+    msg.nodes = [_node(n) for n in fields["nodes"]]
     if stamp is not None:
         msg.stamp = stamp
-    msg.goal_id = str(snapshot.get("goal_id", ""))
-    msg.instruction = str(snapshot.get("instruction", ""))
-    msg.revision = int(snapshot.get("revision", 0))
-    msg.changed = changed
-    msg.root_id = int(snapshot.get("root") or 0)
-    active = snapshot.get("active")
-    msg.active_id = NO_ID if active is None else int(active)
-    msg.nodes = [node_to_msg(n, active) for n in snapshot.get("nodes", [])]
     return msg
 
 
@@ -124,8 +82,7 @@ def feedback_msg(snapshot: dict[str, Any], *, last_primitive: str, last_outcome:
     fb.last_outcome = last_outcome
     fb.elapsed_s = float(elapsed_s)
     fb.llm_calls = llm_calls
-    root = nodes.get(snapshot.get("root", 0)) or {}
-    goal = root.get("conditions") or []
+    goal = (nodes.get(snapshot.get("root", 0)) or {}).get("conditions") or []
     fb.conditions_total = len(goal)
     fb.conditions_met = sum(1 for c in goal if c.get("holds"))
     return fb
@@ -137,7 +94,7 @@ def result_msg(result: GoalResult, stamp: Time | None = None) -> ExecuteTask.Res
     msg.error_code = ERROR_CODES[result.error]
     msg.error_msg = result.message
     msg.verified = bool(result.verified)
-    msg.conditions = [condition_to_msg(c) for c in result.conditions]
+    msg.conditions = [Condition(**condition_fields(c)) for c in result.conditions]
     msg.executed_primitives = [f"{call} -> {outcome.code.value}" for call, outcome in result.executed]
     if result.tree:
         msg.final_tree = tree_to_msg(result.tree, changed=True, stamp=stamp)

@@ -27,6 +27,7 @@ def step_planner_node(extra_parameters=(), **node_kwargs) -> Node:
         "approval_mode": ParameterValue(LaunchConfiguration("approval_mode"), value_type=bool),
         "llm.model": ParameterValue(LaunchConfiguration("llm_model"), value_type=str),
         "llm.base_url": ParameterValue(LaunchConfiguration("llm_base_url"), value_type=str),
+        "llm.offline": ParameterValue(LaunchConfiguration("offline"), value_type=bool),
     }
     return Node(
         package=PACKAGE,
@@ -53,4 +54,20 @@ def arguments(backend: str = "symbolic") -> list:
         DeclareLaunchArgument("llm_model", default_value="gpt-4o-mini", description="Model at the endpoint"),
         DeclareLaunchArgument("llm_base_url", default_value="",
                               description="OpenAI-compatible endpoint; empty = api.openai.com"),
+        DeclareLaunchArgument("offline", default_value="false", choices=["true", "false"],
+                              description="Serve the answers shipped in config/replay (recorded from a scripted "
+                                          "expert, NOT an LLM) from inside the node: try it with no model"),
     ]
+
+
+def sim_robot_state_publisher(context) -> list:
+    """backend sim: robot_state_publisher on the simulator's URDF, so RViz gets /tf from /joint_states.
+
+    An OpaqueFunction body: the URDF is read (and MuJoCo's Python package imported) only for backend sim.
+    """
+    if LaunchConfiguration("backend").perform(context) != "sim":
+        return []
+    from step_planner.execution.sim.telemetry import robot_description
+
+    return [Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                 parameters=[{"robot_description": robot_description()}])]

@@ -1,11 +1,13 @@
 """The step_planner ROS 2 node: an ExecuteTask action server around ``run_goal``.
 
-All planning goes through :func:`step_planner.planner.runner.run_goal`, exactly as for the CLI; this
-module only translates goals, cancels, tree events and results to and from ROS.
+All planning goes through :func:`step_planner.planner.runner.run_goal`, exactly as for the CLI; what one
+goal needs is built and released by :mod:`step_planner.ros.goal_session`. This module only translates
+goals, cancels, tree events and results to and from ROS.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import uuid
@@ -20,23 +22,23 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
 
+import step_planner
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.safety import SafetyEnvelope
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
-from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.factory import make_executor
 from step_planner.planner.result import GoalError, GoalResult
-from step_planner.planner.runner import run_goal, safety_gate, validate_instruction
+from step_planner.planner.runner import validate_instruction
 from step_planner.resources import config_dir
 from step_planner.ros import parameters as params
 from step_planner.ros.approval import ApprovalGate
 from step_planner.ros.conversions import error_result, result_msg, tree_to_msg
 from step_planner.ros.goal_policy import GoalArbiter, Ticket
+from step_planner.ros.goal_session import EpisodicMemories, GoalRequest, GoalSession, SessionError
 from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer
 from step_planner.ros.progress import GoalProgress
 from step_planner.ros.qos import latched, perception
-from step_planner.ros.recording import GoalRecording
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
 from step_planner_interfaces.srv import ApproveStep
@@ -51,6 +53,9 @@ class StepPlannerNode(Node):
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
         heartbeat_period_s (float, read-only); approval_mode (bool); approval_timeout_s (float)
         episodes.* (record, folder, max_episodes, max_megabytes, max_age_days): one episode per goal
+        episodic.store (str): episodic memory store, when planner.features has episodic_memory
+        sim.joint_state_rate_hz, sim.object_pose_rate_hz (float, read-only): backend sim publishers
+        llm.offline (bool): serve the shipped answers (a scripted expert, NOT an LLM) from a loopback server
         llm.* (model, base_url, api_key_env [read-only], timeout_s, max_retries, temperature, max_tokens,
         structured) and planner.* (budgets, features): read at the start of each goal
 
@@ -61,6 +66,8 @@ class StepPlannerNode(Node):
         ~/tree (step_planner_interfaces/SubgoalTree, latched): on every change and every heartbeat
         ~/tree_json (std_msgs/String, latched): the same snapshot as JSON (schema step_planner/tree/v1)
         ~/pending_step (std_msgs/String, latched): the primitive waiting for approval ("" when none)
+        backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
+        /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock
 
     Subscribers:
         ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives
@@ -83,6 +90,14 @@ class StepPlannerNode(Node):
         self._tickets: dict[bytes, Ticket] = {}
         self._persistent_executor: Any = None  # the moveit backend keeps its connection across goals
         self._last_tree: SubgoalTree | None = None
+        self._memories = EpisodicMemories()  # loaded at the first goal with the episodic_memory feature
+        self.sim_bridge = None
+        if self.backend == "sim":
+            from step_planner.execution.sim.telemetry import robot_description
+            from step_planner.ros.sim_bridge import SimBridge
+
+            self.sim_bridge = SimBridge(self, values["sim.joint_state_rate_hz"], values["sim.object_pose_rate_hz"],
+                                        robot_description())
 
         goals = ReentrantCallbackGroup()  # goals run concurrently only to wait, preempt or be refused
         self._io = MutuallyExclusiveCallbackGroup()
@@ -99,10 +114,16 @@ class StepPlannerNode(Node):
                                  callback_group=self._io)
         self.create_service(ApproveStep, "~/approve_step", self._on_approve, callback_group=goals)
         self.create_timer(values["heartbeat_period_s"], self._heartbeat, callback_group=self._io)
+        llm = "OFFLINE scripted answers" if values["llm.offline"] else \
+            f"{values['llm.model']}@{values['llm.base_url'] or 'api.openai.com'}"
         self.get_logger().info(
-            f"ready: backend={self.backend} goal_policy={values['goal_policy']} "
-            f"llm={values['llm.model']}@{values['llm.base_url'] or 'api.openai.com'}"
+            f"ready: backend={self.backend} goal_policy={values['goal_policy']} llm={llm} "
+            f"(step_planner from {Path(step_planner.__file__).parent}, data from {config_dir()})"
         )
+        if values["llm.offline"]:
+            from step_planner.llm.offline import notice
+
+            self.get_logger().warning(notice(config_dir() / "replay"))
 
     # ---- parameters --------------------------------------------------------------------------
     def _on_set_parameters(self, changes) -> SetParametersResult:
@@ -184,49 +205,38 @@ class StepPlannerNode(Node):
             return None, f"scene {scene!r}: {exc}"
 
     def _run(self, goal, goal_id: str, world: WorldState | None, ticket: Ticket, goal_handle) -> GoalResult:
-        from step_planner.llm.client import LLMClient
-        from step_planner.llm.config import LLMConfig, LLMConfigError
-        from step_planner.planner.config import ConfigError
-
         values = params.read_all(self)
-        try:
-            config = params.planner_config(values)
-            # the goal's cancel also abandons an LLM request in flight: a cancel never waits for an answer
-            llm = LLMClient(LLMConfig.from_dict(params.llm_settings(values)), cancel=ticket.cancel)
-        except (ConfigError, LLMConfigError) as exc:
-            return GoalResult(False, GoalError.INVALID_GOAL, f"node configuration: {exc}")
-        try:
-            executor = self._executor(goal, world)
-        except BackendUnavailable as exc:
-            llm.close()
-            return GoalResult(False, GoalError.EXECUTION_FAILED, str(exc))
-        first = len(llm.usage.records)
-        progress = GoalProgress(self._publish_tree, goal_handle.publish_feedback,
-                                llm_calls=lambda: len(llm.usage.records) - first)
-        gates = [safety_gate(self.envelope, self.library, executor)]
+        gates = []
         if values["approval_mode"] and not goal.dry_run:
             gates.append(lambda call: self.approval.check(call, ticket.cancel))
-        recording = GoalRecording(values, self.get_logger().warning, goal_id=goal_id, instruction=goal.instruction,
-                                  scene=goal.scene or self.get_parameter("scene").value, backend=self.backend,
-                                  config=config.to_dict(), world=world)
-        recording.attach(llm)
-
-        def on_step(call, outcome, world_after) -> None:
-            progress.on_step(call, outcome, world_after)
-            recording.on_step(call, outcome, world_after)
-
+        log = self.get_logger()
+        session = GoalSession(
+            GoalRequest(goal.instruction, goal_id, scene=goal.scene, dry_run=goal.dry_run, world=world,
+                        success_when=list(goal.success_when)), values,
+            library=self.library, envelope=self.envelope, cancel=ticket.cancel, backend=self.backend,
+            lease=lambda: self._lease(goal, world), gates=gates, memories=self._memories,
+            attachments=[self.sim_bridge.attach] if self.sim_bridge and not goal.dry_run else [],
+            info=log.info, warn=log.warning,
+        )
+        try:
+            session.open()
+        except SessionError as exc:
+            return GoalResult(False, exc.error, exc.message)
         result = None
         try:
-            result = run_goal(goal.instruction, library=self.library, executor=executor, llm=llm, config=config,
-                              listeners=[progress, *recording.listeners], cancel=ticket.cancel, goal_id=goal_id,
-                              on_step=on_step, gate=chain(gates), goal=list(goal.success_when) or None)
+            progress = GoalProgress(self._publish_tree, goal_handle.publish_feedback, llm_calls=session.llm_calls)
+            result = session.run([progress], progress.on_step)
             return result
         finally:
-            if result is not None and (path := recording.finish(result)):
-                self.get_logger().info(f"goal {goal_id} recorded in {path}")
-            llm.close()
-            if executor.inner is not self._persistent_executor and hasattr(executor.inner, "close"):
-                executor.inner.close()
+            session.close(result)
+
+    def _lease(self, goal, world: WorldState | None) -> tuple[PerceivedExecutor, Any]:
+        """The goal's executor, and how to give it back: per-goal backends are closed, the MoveIt one is kept."""
+        executor = self._executor(goal, world)
+        inner = executor.inner
+        if inner is self._persistent_executor or not hasattr(inner, "close"):
+            return executor, lambda: None
+        return executor, inner.close
 
     def _executor(self, goal, world: WorldState | None) -> PerceivedExecutor:
         log = self.get_logger()
@@ -259,6 +269,8 @@ class StepPlannerNode(Node):
         self._json_pub.publish(String(data=json.dumps(snapshot, default=str)))
 
     def _heartbeat(self) -> None:
+        if self.sim_bridge is not None:
+            self.sim_bridge.heartbeat()
         last = self._last_tree
         if last is None:
             return
@@ -286,18 +298,6 @@ class StepPlannerNode(Node):
         return response
 
 
-def chain(gates):
-    """One gate from several: the first refusal wins."""
-
-    def gate(call):
-        for g in gates:
-            if (outcome := g(call)) is not None:
-                return outcome
-        return None
-
-    return gate
-
-
 def resolve_scene(value: str) -> Path | None:
     path = Path(value)
     if path.is_file():
@@ -306,10 +306,33 @@ def resolve_scene(value: str) -> Path | None:
     return candidate if candidate.is_file() and "/" not in value else None
 
 
+def build_parser(prog: str = "step_planner_node") -> argparse.ArgumentParser:
+    """``--help`` of the node: what it is and every parameter (set them with ``--ros-args -p name:=value``)."""
+    lines = [f"  {p.name} = {p.default!r}{' (read-only)' if p.read_only else ''}: {p.description}"
+             for p in params.PARAMETERS]
+    return argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The step_planner ROS 2 node: ExecuteTask action server, latched tree topics "
+                    "(see StepPlannerNode). Same as `step-planner node` and `ros2 run step_planner step_planner_node`.",
+        epilog="ROS arguments: --ros-args [-p name:=value] [--params-file config/step_planner.yaml] "
+               "[-r __node:=name]\n\nparameters (defaults; config/step_planner.yaml):\n" + "\n".join(lines),
+    )
+
+
 def main_node(argv: list[str] | None = None) -> int:
     """``step-planner node [--ros-args ...]`` and ``ros2 run step_planner step_planner_node``."""
-    rclpy.init(args=["step_planner_node", *(sys.argv[1:] if argv is None else argv)])
+    from rclpy.utilities import remove_ros_args
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser("step_planner_node" if argv is None else "step-planner node")
+    try:
+        own = remove_ros_args(["step_planner_node", *args])[1:]
+    except Exception as exc:  # rclpy's UnknownROSArgsError: say it like any other bad argument
+        parser.error(f"bad ROS arguments: {exc}")
+    parser.parse_args(own)  # --help prints and exits here, before any ROS context exists
+    rclpy.init(args=["step_planner_node", *args])
     node = None
+    executor = None
     try:
         node = StepPlannerNode()
         executor = MultiThreadedExecutor(num_threads=4)
@@ -318,6 +341,8 @@ def main_node(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        if executor is not None:
+            executor.shutdown()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

@@ -66,6 +66,14 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("episodes.max_episodes", 200, "Keep at most this many episodes (the oldest are pruned).", 1, 100000),
     ParamSpec("episodes.max_megabytes", 2000, "Keep the episode folder under this size.", 1, 1000000),
     ParamSpec("episodes.max_age_days", 30.0, "Prune episodes older than this.", 0.01, 3650.0),
+    ParamSpec("episodic.store", "", "Episodic memory store (JSONL) used when planner.features has episodic_memory; "
+              "empty = $STEP_PLANNER_EPISODIC or ~/.step_planner/episodic.jsonl (as the CLI)."),
+    ParamSpec("sim.joint_state_rate_hz", 50.0, "backend sim: /joint_states rate in simulated time while the "
+              "physics runs.", 1.0, 500.0, read_only=True),
+    ParamSpec("sim.object_pose_rate_hz", 10.0, "backend sim: ~/sim/object_poses rate in simulated time.",
+              0.1, 500.0, read_only=True),
+    ParamSpec("llm.offline", False, "Serve the answers shipped in config/replay (recorded from a scripted expert, "
+              "NOT an LLM) from a loopback server inside the node; llm.base_url and the API key are not used."),
     ParamSpec("llm.model", "gpt-4o-mini", "Model name at the endpoint."),
     ParamSpec("llm.base_url", "", "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (Ollama); "
               "empty = api.openai.com."),
@@ -112,7 +120,8 @@ def check(values: dict[str, Any]) -> list[str]:
 
 def llm_settings(values: dict[str, Any]) -> dict[str, Any]:
     """The ``LLMConfig.from_dict`` input from ``llm.*`` parameters (empty base_url = the default endpoint)."""
-    out = {name.split(".", 1)[1]: value for name, value in values.items() if name.startswith("llm.")}
+    out = {name.split(".", 1)[1]: value for name, value in values.items()
+           if name.startswith("llm.") and name != "llm.offline"}
     out["base_url"] = out.get("base_url") or None
     return out
 

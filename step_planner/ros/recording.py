@@ -13,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from step_planner.episodes.bag import EpisodeError
 from step_planner.episodes.recorder import EpisodeRecorder, Retention, prune
 from step_planner.planner.result import GoalResult
+from step_planner.resources import ResourceError
 
 DEFAULT_FOLDER = Path.home() / ".step_planner" / "episodes"
 
@@ -42,9 +44,12 @@ class GoalRecording:
         self.recorder: EpisodeRecorder | None = None
         if self.folder is not None:
             try:
-                self.recorder = EpisodeRecorder(self.folder, **episode)
+                self.recorder = EpisodeRecorder(self.folder, joint_rate_hz=float(values["sim.joint_state_rate_hz"]),
+                                                object_rate_hz=float(values["sim.object_pose_rate_hz"]), **episode)
             except OSError as exc:
                 warn(f"episode not recorded: cannot write {self.folder}: {exc}")
+            except (ResourceError, EpisodeError) as exc:  # the message types cannot be found: a broken install
+                warn(f"episode not recorded: {exc}")
 
     @property
     def listeners(self) -> list[Any]:
@@ -53,6 +58,12 @@ class GoalRecording:
     def attach(self, llm: Any) -> None:
         if self.recorder is not None:
             llm.add_listener(self.recorder.on_exchange)
+
+    def attach_executor(self, executor: Any) -> Callable[[], None] | None:
+        """Record what the backend streams (the simulator's joints); returns how to detach."""
+        if self.recorder is None:
+            return None
+        return self.recorder.attach_executor(executor)
 
     def on_step(self, call, outcome, world_after) -> None:
         if self.recorder is not None:

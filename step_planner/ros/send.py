@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--goal", action="append", default=[], metavar="FACT",
                         help="a fact of the goal, e.g. 'in(tape, drawer)' (repeat; default: the model states them)")
     parser.add_argument("--node", default="/step_planner", help="the planner node's name")
-    parser.add_argument("--wait", type=float, default=10.0, help="seconds to wait for the action server")
+    parser.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the action server "
+                        "(a node that was just started needs a few)")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     return parser
 

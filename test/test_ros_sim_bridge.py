@@ -1,0 +1,102 @@
+"""The simulator as a ROS citizen (node with backend sim): /joint_states at >= 30 Hz of simulated time with
+MoveIt's Panda joint names, a latched /robot_description naming those joints, and object poses (the
+perception message type) that follow an object the arm picks and places. Received by another node over
+real DDS; rates are measured from the message stamps, which are in simulated time."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("step_planner_interfaces", reason="build the interfaces first: make interfaces")
+pytest.importorskip("mujoco")
+
+from rclpy.qos import QoSProfile  # noqa: E402
+from ros_support import RosHarness, ScriptedPlans, wait_for, wait_until  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from step_planner.episodes.episode import load_episode  # noqa: E402
+from step_planner.ros.qos import latched  # noqa: E402
+from step_planner.ros.sim_bridge import SimClock  # noqa: E402
+from step_planner_interfaces.msg import ObjectPoses  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.sim, pytest.mark.slow, pytest.mark.timeout(300)]
+TASK = "put the red block on the tray"
+JOINTS = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1", "panda_finger_joint2"]
+
+
+def seconds(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def test_joint_states_description_and_object_poses_during_a_pick_and_place():
+    ros = RosHarness(ScriptedPlans({TASK: ["pick(red_block)", "place(red_block, tray)"]}), backend="sim")
+    lock = threading.Lock()
+    joints: list[JointState] = []
+    poses: list[ObjectPoses] = []
+    descriptions: list[String] = []
+    try:
+        deep = QoSProfile(depth=5000)
+        ros.client_node.create_subscription(JointState, "/joint_states", lambda m: joints.append(m) or None, deep)
+        ros.client_node.create_subscription(ObjectPoses, f"{ros.name}/sim/object_poses", lambda m: poses.append(m),
+                                            deep)
+        ros.client_node.create_subscription(String, "/robot_description", descriptions.append, latched())
+        wait_until(lambda: descriptions)  # latched: there before any goal
+        result = wait_for(ros.send(TASK).get_result_async(), timeout=240).result
+        assert result.success, result.error_msg
+        with lock:
+            received = list(joints)
+        (episode,) = [p for p in Path(ros.episodes_dir).iterdir() if (p / "summary.json").exists()]
+        recorded = load_episode(episode)  # the node's episode of a sim goal carries the joint trajectory too
+        assert recorded.format == 2 and len(recorded.joint_states) > 100 and recorded.robot_description
+    finally:
+        ros.close()
+
+    urdf = descriptions[0].data
+    assert '<robot name="panda"' in urdf and all(f'<joint name="{j}"' in urdf for j in JOINTS)
+    assert "package://" not in urdf and "file://" in urdf
+
+    assert all(list(m.name) == JOINTS for m in received)
+    stamps = [seconds(m.header.stamp) for m in received]
+    gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    assert all(g >= 0 for g in gaps), "stamps went backwards"
+    # After the goal the simulator is detached and the heartbeat (0.2 s here) repeats the last state with
+    # wall-clock stamps: the goal's messages are those before the first such gap.
+    end = next((i for i, g in enumerate(gaps) if g > 0.15), len(gaps))
+    moving, during = gaps[:end], received[: end + 1]
+    assert len(during) > 100 and len(received) - len(during) < 30
+    rate = len(moving) / sum(moving)
+    assert rate >= 30.0, f"{rate:.1f} Hz of simulated time"
+    assert max(moving) <= 3 / 30.0, f"a gap of {max(moving):.3f} s of simulated time"
+    first, last = during[0].position, during[-1].position
+    assert max(abs(a - b) for a, b in zip(first[:7], last[:7], strict=True)) > 0.05, "the arm did not move"
+
+    def block(msg: ObjectPoses):
+        (obj,) = [o for o in msg.objects if o.name == "red_block"]
+        return obj
+
+    start, end = block(poses[0]), block(poses[-1])
+    assert start.pose.header.frame_id == "panda_link0" and start.container == "table"
+    assert end.container == "tray"
+    moved = sum((getattr(start.pose.pose.position, a) - getattr(end.pose.pose.position, a)) ** 2 for a in "xyz")
+    assert moved ** 0.5 > 0.05, "the picked block's pose did not change"
+    assert any(block(m).container == "gripper" for m in poses), "the block was never reported in the gripper"
+    assert {o.name for o in poses[0].objects} >= {"tape", "screwdriver", "red_block", "cup"}
+
+
+def test_the_sim_clock_follows_the_physics_then_the_wall_and_never_goes_back():
+    wall = [100.0]
+    clock = SimClock(wall=lambda: wall[0])
+    wall[0] = 105.0
+    assert clock.now() == 105.0  # detached: wall time passes
+    clock.start(sim_time=0.0)
+    wall[0] = 200.0  # the physics is slower than the wall: stamps follow the physics
+    assert clock.at(0.5) == 105.5 and clock.now() == 105.0
+    clock.stop(sim_time=0.5)
+    wall[0] = 201.0
+    assert clock.now() == 106.5  # 105.5 + 1 s of wall time since the stop
+    clock.start(sim_time=0.0)  # the next goal's simulator starts at 0 again
+    assert clock.at(0.25) == 106.75
