@@ -110,6 +110,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.video:
         options["video_path"] = args.video
+    if args.realtime:
+        if args.backend != "sim":
+            print("step-planner: --realtime is for the sim backend", file=sys.stderr)
+            return 2
+        options["realtime"] = True
     goal_id = args.goal_id or uuid.uuid4().hex[:8]
     with ExitStack() as stack:
         try:
@@ -249,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "or $STEP_PLANNER_EPISODES); the oldest are pruned past 200 episodes / 2 GB / 30 days")
     plan.add_argument("--no-record", dest="record", action="store_const", const="", help="do not record")
     plan.add_argument("--video", help="MP4 of the run (sim backend)")
+    plan.add_argument("--realtime", action="store_true", help="sim backend: physics at real-time pace (as on the "
+                                                              "robot), e.g. to watch it or to time the overlap feature")
     plan.add_argument("--json", help="write the result (with the final tree) as JSON")
     plan.add_argument("--goal-id")
     plan.set_defaults(func=cmd_plan)

@@ -118,3 +118,14 @@ def test_dry_run_plans_on_a_named_scene(ros):
     result = wait_for(ros.send(TASK, scene="drawer_desk", dry_run=True).get_result_async()).result
     assert result.success, result.error_msg
     assert len(result.executed_primitives) == len(DRAWER_PRIMITIVES)
+
+
+def test_the_overlap_feature_through_the_node(handler):
+    ros = RosHarness(handler, **{"planner.features": ["+overlap", "-plan_ahead"]})
+    try:
+        result = wait_for(ros.send(TASK).get_result_async()).result
+        assert result.success, result.error_msg
+        assert [p.rsplit(" -> ", 1)[0] for p in result.executed_primitives] == DRAWER_PRIMITIVES
+        assert any(n.prepared for n in result.final_tree.nodes)  # answers prepared while the arm moved
+    finally:
+        ros.close()

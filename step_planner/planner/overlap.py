@@ -32,6 +32,7 @@ from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import apply_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
+from step_planner.llm.errors import LLMCanceled
 
 MAX_LOOKAHEAD = 6  # primitives predicted to succeed before the next request
 PREPARED_LIMIT = 2  # requests kept prepared at once
@@ -205,6 +206,9 @@ class Prefetcher:
         started = time.monotonic()
         entry.done.wait()
         self.stats.llm_wait_s += time.monotonic() - started
+        if isinstance(entry.outcome, LLMCanceled):  # abandoned by the goal's cancel: nothing was used
+            self.stats.wasted += 1
+            return True, entry.outcome
         self.stats.used += 1
         self.llm.adopt(entry.client.usage.records, entry.exchanges)
         return True, entry.outcome

@@ -248,7 +248,8 @@ class StepPlannerNode(Node):
             return PerceivedExecutor(SymbolicExecutor(self.library, base), self.perception, on_refused=refused)
         if self.backend == "moveit":
             return PerceivedExecutor(self._persistent(), self.perception, on_refused=refused)
-        inner = make_executor(self.backend, self.library, world)
+        options = {"realtime": bool(self.get_parameter("sim.realtime").value)} if self.backend == "sim" else {}
+        inner = make_executor(self.backend, self.library, world, **options)
         return PerceivedExecutor(inner, self.perception, sync=self.backend == "symbolic", on_refused=refused)
 
     def _persistent(self):

@@ -68,6 +68,8 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("episodes.max_age_days", 30.0, "Prune episodes older than this.", 0.01, 3650.0),
     ParamSpec("episodic.store", "", "Episodic memory store (JSONL) used when planner.features has episodic_memory; "
               "empty = $STEP_PLANNER_EPISODIC or ~/.step_planner/episodic.jsonl (as the CLI)."),
+    ParamSpec("sim.realtime", True, "backend sim: run the physics at real-time pace (motions take their "
+              "physical duration, as on the robot); false runs as fast as it computes.", read_only=True),
     ParamSpec("sim.joint_state_rate_hz", 50.0, "backend sim: /joint_states rate in simulated time while the "
               "physics runs.", 1.0, 500.0, read_only=True),
     ParamSpec("sim.object_pose_rate_hz", 10.0, "backend sim: ~/sim/object_poses rate in simulated time.",

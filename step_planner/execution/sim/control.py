@@ -4,6 +4,10 @@ Arm actuators are PD servos (gravity is compensated in the model); the control i
 ``q_ref + qd_ref * kv / kp`` so the servo sees the velocity feed-forward, which measured
 1-2 mrad tracking error on TOPP-RA trajectories versus 0.13 rad for a plain position servo.
 The ``cancel`` event is polled every physics step (2 ms); on cancel the arm holds where it is.
+
+``pace`` 1.0 runs the physics in real time (a motion takes its physical duration in wall time, as on
+the robot); 0 runs it as fast as it computes. Pacing never catches up on time spent elsewhere
+(motion planning, waiting for the next command): the clock is re-anchored whenever the wall is ahead.
 """
 
 from __future__ import annotations
@@ -40,9 +44,14 @@ class Controller:
         data: mujoco.MjData,
         index: PandaIndex,
         on_step: Callable[[mujoco.MjData], None] | None = None,
+        pace: float = 0.0,
     ) -> None:
+        if pace < 0:
+            raise ValueError(f"pace must be >= 0, got {pace}")
         self.model, self.data, self.index = model, data, index
         self.on_step = on_step
+        self.pace = pace
+        self._anchor = (time.perf_counter(), data.time)  # (wall, sim) at the last re-anchoring
         self.lock = threading.RLock()  # observe() from another thread reads a consistent state
         self.q_ref = data.qpos[index.arm_qpos].copy()
         self.grip_ref = FINGER_MAX
@@ -67,6 +76,16 @@ class Controller:
             mujoco.mj_step(self.model, self.data)
         if self.on_step is not None:
             self.on_step(self.data)
+        if self.pace:
+            self._keep_pace()
+
+    def _keep_pace(self) -> None:
+        wall0, sim0 = self._anchor
+        ahead = (self.data.time - sim0) / self.pace - (time.perf_counter() - wall0)
+        if ahead < 0:  # the wall clock is ahead (planning, idling): never run faster to catch up
+            self._anchor = (time.perf_counter(), self.data.time)
+        elif ahead > 0.005:
+            time.sleep(ahead)
 
     def _check_cancel(self, cancel: threading.Event | None) -> None:
         if cancel is not None and cancel.is_set():

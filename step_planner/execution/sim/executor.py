@@ -33,7 +33,8 @@ class SimExecutor:
 
     ``video_path`` records an MP4 of everything executed until :meth:`close` (across resets);
     ``render`` saves a keyframe PNG after each primitive into ``keyframe_dir`` (default: next to
-    the video, ``<video stem>_keyframes/``).
+    the video, ``<video stem>_keyframes/``). ``realtime`` runs the physics at real-time pace, so a
+    primitive takes as long in wall time as on the robot (latency benchmarks, live viewers).
     """
 
     def __init__(
@@ -44,9 +45,11 @@ class SimExecutor:
         video_path: str | Path | None = None,
         render: bool = False,
         keyframe_dir: str | Path | None = None,
+        realtime: bool = False,
     ) -> None:
         self.library = library
         self.seed = seed
+        self.realtime = realtime
         self.video_path = video_path
         self.render = render
         if keyframe_dir is None and render and video_path is not None:
@@ -75,7 +78,8 @@ class SimExecutor:
             from step_planner.execution.sim.render import SceneRenderer
 
             self.renderer = SceneRenderer(self.model, video_path=self.video_path)
-        self.controller = Controller(self.model, self.data, self.index, on_step=self._on_step)
+        self.controller = Controller(self.model, self.data, self.index, on_step=self._on_step,
+                                     pace=1.0 if self.realtime else 0.0)
         self.controller.hold(HOME_Q)
         self.controller.settle(0.5)  # let objects come to rest
         self.checker = CollisionChecker(self.model, self.index)

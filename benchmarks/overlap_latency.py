@@ -1,0 +1,121 @@
+"""Latency hiding: wall time with the overlap feature on and off, on the MuJoCo Panda at real-time pace.
+
+    python benchmarks/overlap_latency.py [--delays 0.5,1.5,3] [--tasks ID,...] [--profiles grounded,paper]
+                                         [--suite table3] [--waste-seeds 3]
+
+Each run: the scripted expert (NOT an LLM) behind the loopback OpenAI-compatible server, answering every
+request after ``delay`` seconds (an endpoint's latency), the real ``openai`` client, and the MuJoCo
+backend with ``realtime=True`` (a primitive takes its physical duration in wall time, as on the robot).
+Printed per (profile, task, delay): wall time serial and with overlap, motion alone (the sum of the
+primitive durations, planning included), and the two ratios of issue 12:
+overlap / (motion + one answer's latency) [target <= 1.15 at 1.5 s] and overlap / serial [target <= 0.65].
+
+Then wasted speculative calls per task on the symbolic Table III suite at p = 0 and 0.2 (the predicted
+world is the symbolic effect of the call, so a wasted call is a failed or refused step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from step_planner.bench.expert import ScriptedExpert  # noqa: E402
+from step_planner.bench.tasks import load_suite  # noqa: E402
+from step_planner.domain.primitives import PrimitiveLibrary  # noqa: E402
+from step_planner.execution.symbolic import SymbolicExecutor  # noqa: E402
+from step_planner.llm.client import LLMClient  # noqa: E402
+from step_planner.llm.config import LLMConfig  # noqa: E402
+from step_planner.llm.loopback import LoopbackServer  # noqa: E402
+from step_planner.planner.config import PlannerConfig  # noqa: E402
+from step_planner.planner.runner import run_goal  # noqa: E402
+
+BENCH_CONFIG = ROOT / "config" / "bench.yaml"
+
+
+class Delayed:
+    def __init__(self, expert: ScriptedExpert, delay: float) -> None:
+        self.expert, self.delay = expert, delay
+
+    def __call__(self, request: dict) -> str:
+        time.sleep(self.delay)
+        return self.expert(request)
+
+
+def timed_run(library, task, profile: str, delay: float) -> tuple[float, float, dict, bool]:
+    from step_planner.execution.sim.executor import SimExecutor
+
+    expert = ScriptedExpert(library, seed=0)
+    expert.register(task.instruction, task.goal)
+    executor = SimExecutor(library, task.fresh_world(), seed=1, realtime=True)
+    try:
+        with LoopbackServer(Delayed(expert, delay)) as server:
+            llm = LLMClient(LLMConfig(model="scripted-expert", base_url=server.base_url, timeout_s=60.0))
+            config = PlannerConfig.from_yaml(BENCH_CONFIG).with_changes(profile=profile)
+            t0 = time.perf_counter()
+            result = run_goal(task.instruction, library=library, executor=executor, llm=llm, config=config)
+            wall = time.perf_counter() - t0
+            llm.close()
+    finally:
+        executor.close()
+    motion = sum(o.duration_s for _, o in result.executed)
+    return wall, motion, result.usage, result.success
+
+
+def wasted_per_task(library, suite: str, noise: float, seeds: int) -> tuple[float, float, int]:
+    """(mean wasted speculative calls per task, mean made per task, runs) on the symbolic backend."""
+    wasted, made, runs = [], [], 0
+    config = PlannerConfig.from_yaml(BENCH_CONFIG).with_changes(profile="grounded+overlap")
+    for seed in range(seeds):
+        for task in load_suite(suite):
+            expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
+            expert.register(task.instruction, task.goal)
+            result = run_goal(task.instruction, library=library, executor=SymbolicExecutor(library, task.world),
+                              llm=LLMClient(LLMConfig(model="scripted-expert"), handler=expert), config=config)
+            wasted.append(result.usage.get("speculative_wasted", 0))
+            made.append(result.usage.get("speculative_made", 0))
+            runs += 1
+    return statistics.mean(wasted), statistics.mean(made), runs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--delays", default="0.5,1.5,3")
+    parser.add_argument("--suite", default="table3")
+    parser.add_argument("--tasks", default="ls01_put_tools_away,lc09_empty_and_refill")
+    parser.add_argument("--profiles", default="grounded,paper", help="each run serial and with +overlap")
+    parser.add_argument("--waste-seeds", type=int, default=3)
+    args = parser.parse_args()
+    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    suite = {t.id: t for t in load_suite(args.suite)}
+    delays = [float(d) for d in args.delays.split(",")]
+    print("scripted expert behind a loopback server with a fixed delay per answer (NOT an LLM); "
+          "MuJoCo Panda at real-time pace")
+    print("| profile | task | primitives | delay s | LLM calls | serial s | overlap s | motion s | "
+          "overlap / (motion + delay) | overlap / serial | prepared used / made |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for profile in args.profiles.split(","):
+        for task_id in args.tasks.split(","):
+            task = suite[task_id]
+            for delay in delays:
+                serial, motion_s, usage_s, ok_s = timed_run(library, task, profile, delay)
+                overlap, motion_o, usage_o, ok_o = timed_run(library, task, profile + "+overlap", delay)
+                motion = (motion_s + motion_o) / 2
+                print(f"| {profile} | {task_id} | {usage_o['primitives']} | {delay:g} | {usage_s['llm_calls']} | "
+                      f"{serial:.1f} | {overlap:.1f} | {motion:.1f} | {overlap / (motion + delay):.2f} | "
+                      f"{overlap / serial:.2f} | {usage_o.get('speculative_used', 0)} / "
+                      f"{usage_o.get('speculative_made', 0)} |" + ("" if ok_s and ok_o else " FAILED"), flush=True)
+    for noise in (0.0, 0.2):
+        wasted, made, runs = wasted_per_task(library, args.suite, noise, args.waste_seeds)
+        print(f"symbolic {args.suite}, grounded+overlap, p = {noise:g}: {wasted:.2f} wasted speculative calls per "
+              f"task ({made:.2f} made), {runs} runs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
