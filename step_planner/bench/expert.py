@@ -21,7 +21,6 @@ Anything measured with it measures the planner against a scripted expert, never 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
@@ -54,6 +53,7 @@ from step_planner.bench.symbolic_planner import PlanningError, believed_world, d
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import check_call
 from step_planner.domain.world import WorldState
+from step_planner.llm.replay import request_key
 
 CALL_STYLES = ("call", "phrase", "mixed")
 
@@ -91,13 +91,6 @@ def learn_from_feedback(feedback: str, observed: WorldState) -> None:
 
 def _first_line(text: str) -> str:
     return text.splitlines()[0].strip() if text else ""
-
-
-def request_key(request: dict[str, Any]) -> str:
-    """A hash of the messages: the expert's answers (and mistakes) are a function of it."""
-    messages = request.get("messages") or []
-    blob = json.dumps(messages, sort_keys=True, ensure_ascii=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ def _failure(success: bool, result: GoalResult) -> str:
     return failure_type(success, result.success, result.error.value)
 
 
-class RecordingLLM:
+class ExchangeLog:
     """Wraps a client and appends every exchange (messages, parsed answer or error) to a JSONL file."""
 
     def __init__(self, inner: CompletionLLM, path: Path) -> None:
@@ -120,7 +120,7 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
     llm, expert = make_llm(task, noise, seed)
     client = llm
     if record_dir is not None:
-        llm = RecordingLLM(llm, record_dir / planner / f"{task.id}_p{noise:g}_s{seed}.jsonl")
+        llm = ExchangeLog(llm, record_dir / planner / f"{task.id}_p{noise:g}_s{seed}.jsonl")
     executor = make_executor(library, task.fresh_world())
     first = len(_records(llm))
     states = [executor.observe()]

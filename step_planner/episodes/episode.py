@@ -3,7 +3,6 @@ without an LLM."""
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,10 +132,3 @@ def comparison_table(comparisons: list[StepComparison]) -> str:
     for c in comparisons:
         lines.append(f"| {c.index} | {c.call} | {c.recorded} | {c.replayed} | {'yes' if c.matches else 'NO'} |")
     return "\n".join(lines)
-
-
-def summary_of(path: str | Path) -> dict[str, Any]:
-    try:
-        return json.loads((Path(path) / "summary.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise EpisodeError(f"{path}: no readable summary.json: {exc}") from exc

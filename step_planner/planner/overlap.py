@@ -33,12 +33,14 @@ from step_planner.domain.validation import apply_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMCanceled
+from step_planner.planner.result import StepReport
 
 MAX_LOOKAHEAD = 6  # primitives predicted to succeed before the next request
 PREPARED_LIMIT = 2  # requests kept prepared at once
 
 
-def request_key(messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> str:
+def answer_key(messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> str:
+    """The planner's own question (its messages, answer type and purpose): what a shadow replays by."""
     return json.dumps([messages, schema.__name__, purpose], sort_keys=True)
 
 
@@ -69,7 +71,7 @@ class _ReplayLLM:
         self.answers = answers
 
     def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
-        key = request_key(messages, schema, purpose)
+        key = answer_key(messages, schema, purpose)
         if key not in self.answers:
             raise _NeedsAnswer(messages, schema, purpose)
         outcome = self.answers[key]
@@ -90,8 +92,6 @@ def next_request(make_shadow: Callable[[Any], Any], initial: WorldState, history
                  last_world: WorldState) -> tuple[list[dict[str, str]], type[BaseModel], str] | None:
     """The request the planner will make next if ``pending`` (and what follows it without a question)
     succeeds as predicted; None when it will make none, or the replay does not reproduce the goal."""
-    from step_planner.planner.subgoal_planner import StepReport
-
     shadow = make_shadow(_ReplayLLM(dict(answers)))
     plan = shadow.run(initial)
     world = last_world
@@ -183,7 +183,7 @@ class Prefetcher:
 
     def _register(self, request: tuple) -> _Prepared | None:
         """Book a request to send (under the lock); None when it is prepared already or not allowed."""
-        key = request_key(*request)
+        key = answer_key(*request)
         if key in self._prepared or len(self._prepared) >= PREPARED_LIMIT or not self.charge():
             return None
         entry = _Prepared(key, client=self.llm.fork())
@@ -195,7 +195,7 @@ class Prefetcher:
     def take(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> tuple[bool, Any]:
         """(True, answer or exception) for a prepared identical request (waiting for it if in flight);
         (False, None) otherwise — and then every prepared answer is discarded."""
-        key = request_key(messages, schema, purpose)
+        key = answer_key(messages, schema, purpose)
         with self._lock:
             self._found.wait_for(lambda: self._searching == 0, timeout=2.0)  # the replay takes milliseconds
             entry = self._prepared.pop(key, None)

@@ -1,4 +1,5 @@
-"""How a goal ended: the error codes the action result and the CLI report, and whether it was checked.
+"""How a step and a goal ended: the step report the planner is sent, the error codes the action result
+and the CLI report, and whether the goal was checked.
 
 ``verified`` is true only when the instruction's conditions were judged against the world at the
 end; ``conditions`` lists each with its final truth and where that truth came from. A goal can
@@ -12,7 +13,16 @@ from enum import Enum
 from typing import Any
 
 from step_planner.domain.primitives import PrimitiveCall
+from step_planner.domain.world import WorldState
 from step_planner.execution.base import Outcome
+
+
+@dataclass
+class StepReport:
+    """What the planner is sent back after a call it yielded was executed."""
+
+    outcome: Outcome
+    world: WorldState  # the world after the call (truth or observation; the planner filters)
 
 
 class GoalError(str, Enum):

@@ -45,22 +45,14 @@ from step_planner.planner.grounding import (
 )
 from step_planner.planner.kinds import Control, JudgedFrom, NodeStatus, VerdictKind, VerdictSource
 from step_planner.planner.memory import EpisodicMemory
-from step_planner.planner.overlap import AnswerLog, Prefetcher, request_key
+from step_planner.planner.overlap import AnswerLog, Prefetcher, answer_key
 from step_planner.planner.prompts import PromptBook
-from step_planner.planner.result import GoalError, GoalResult
+from step_planner.planner.result import GoalError, GoalResult, StepReport
 from step_planner.planner.termination import Candidate, CompletionLLM, TerminationChecker
 from step_planner.planner.tree import ConditionRecord, SubgoalTree, TreeListener
 from step_planner.planner.world_changes import revise_pending
 
 __all__ = ["BudgetExceeded", "Canceled", "CompletionLLM", "StepPlanner", "StepReport"]
-
-
-@dataclass
-class StepReport:
-    """What the caller sends back after executing a yielded call."""
-
-    outcome: Outcome
-    world: WorldState  # the world after the call (truth or observation; the planner filters)
 
 
 @dataclass
@@ -167,7 +159,7 @@ class StepPlanner:
 
     # ---- the LLM, with the budget in front of it ---------------------------------------------
     def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
-        key = request_key(messages, schema, purpose)
+        key = answer_key(messages, schema, purpose)
         self._answer_was_prepared = False
         if self.prefetcher is not None:
             self.budget.check()

@@ -134,12 +134,6 @@ class SimExecutor:
         path = self.keyframe_dir / f"{self.episode_step:02d}_{call.name}.png"
         self.keyframes.append(self.renderer.save_png(self.data, path))
 
-    def snapshot_png(self, path: str | Path) -> Path:
-        """Render the current scene to ``path`` (needs ``render=True`` or a ``video_path``)."""
-        if self.renderer is None:
-            raise RuntimeError("SimExecutor was created without render=True or video_path")
-        return self.renderer.save_png(self.data, path)
-
     def close(self) -> None:
         """Finalize the video (if any) and free the renderer."""
         if self.renderer is not None:
