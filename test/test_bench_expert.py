@@ -181,13 +181,13 @@ def test_expert_recovers_from_its_own_mistakes_through_replanning(suite, library
     # a high mistake rate on a long hidden-object task: rejected answers are re-asked with feedback
     task = suite["lc03_drawer_to_tray"]
     wins = injected = 0
-    for seed in range(12):
+    for seed in range(30):
         expert = ScriptedExpert(library, seed=seed, mistake_rate=0.3,
                                 mistakes=("hallucinated_object", "affordance_violation", "malformed_json"))
         result, executor, _ = _run(task, library, expert, bench_config(profile="grounded-plan_ahead"))
         injected += len(expert.injections)
         wins += satisfied(task.goal, executor.world)
-    assert wins >= 10 and injected >= 12  # measured 27 of 30 over seeds 0-29: streaks of mistakes do end nodes
+    assert wins >= 24 and injected >= 30  # measured 27 of 30: a streak of 4 rejections at one node ends it
 
 
 def test_unknown_prompts_and_tasks_are_refused(library):
