@@ -354,3 +354,44 @@ def test_effects_of_a_call_become_its_conditions(library, drawer_world):
     assert place["conditions_from"] == "effects"
     assert [c["text"] for c in place["conditions"]] == ["not holding(tape)", "at(tape, drawer)"]
     assert PrimitiveCall.make("pick", {"object": "tape"})  # the call type is unchanged
+
+
+def test_whether_a_drawer_is_empty_is_unknown_until_its_inside_is_seen(library, drawer_world):
+    beliefs = Beliefs(drawer_world.observed())
+    empty = parse_fact("empty(drawer)")
+    assert beliefs.judge(empty) == (False, JudgedFrom.UNKNOWN)  # closed, never opened
+    do(library, drawer_world, "open_drawer(drawer)")
+    beliefs.update(drawer_world.observed())
+    assert beliefs.judge(empty) == (True, JudgedFrom.OBSERVATION)
+    for call in ("pick(tape)", "place(tape, drawer)", "close_drawer(drawer)"):  # an observation after each
+        do(library, drawer_world, call)
+        beliefs.update(drawer_world.observed())
+    assert beliefs.judge(empty) == (False, JudgedFrom.BELIEF)  # the tape went in before it closed
+
+
+def test_a_goal_may_keep_named_objects_where_they_are_when_the_instruction_says_so(library, drawer_world):
+    beliefs = Beliefs(drawer_world.observed())
+    leave = "Put the tape on the tray and leave the cup where it is."
+    assert check_goal(["at(tape, tray)", "on(cup, table)"], leave, beliefs, library).ok
+    moved = check_goal(["at(tape, tray)", "on(cup, table)"], "Put the tape and the cup on the tray.", beliefs,
+                       library)
+    assert any("does not mention table as a place" in p for p in moved.problems)
+    elsewhere = check_goal(["at(tape, tray)", "in(cup, drawer)"], leave, beliefs, library)  # not where it is
+    assert any("does not mention drawer as a place" in p for p in elsewhere.problems)
+
+
+def test_profiles_without_conditions_size_their_budgets_by_what_the_instruction_mentions(library):
+    from step_planner.domain.scene import scene_from_dict
+
+    blocks = [{"name": f"block_{i}", "category": "block", "at": "table"} for i in range(10)]
+    world = scene_from_dict({"places": [{"name": "table"}, {"name": "bin", "kind": "bin"}], "objects": blocks})
+    plan = [f"{verb}(block_{i}{', bin' if verb == 'place' else ''})" for i in range(10) for verb in ("pick", "place")]
+
+    def answer(purpose, user):
+        done = sum(1 for line in section(user, "Children of this subgoal so far (in order, with outcomes)")
+                   .splitlines() if line.endswith("succeeded"))
+        return {"done": done == len(plan), "subgoal": plan[done] if done < len(plan) else None}
+
+    result = run_goal("Put every block in the bin.", library=library, executor=SymbolicExecutor(library, world),
+                      llm=ScriptedLLM(answer), config=shipped_config(profile="react", require_verified_success=False))
+    assert result.success and len(result.executed) == 20  # 20 children, past the base of 8: 10 blocks mentioned

@@ -46,6 +46,7 @@ PREDICATES: dict[str, PredicateSpec] = dict([
     _spec("in", ("object", "container"), FACT),
     _spec("on", ("object", "surface"), FACT),
     _spec("at", ("object", "place"), FACT),
+    _spec("empty", ("container",), FACT),
     _spec("open", ("drawer",), FACT, EFFECT),
     _spec("closed", ("drawer",), FACT, EFFECT),
     _spec("visible", ("location",), CAPABILITY),
@@ -63,7 +64,7 @@ FACT_PREDICATES = tuple(p for p, s in PREDICATES.items() if FACT in s.roles)
 # How each fact is written for a reader (the prompts print this list; the parser accepts exactly it).
 FACT_SYNTAX = (
     "in(<object>, <container>)", "on(<object>, <surface>)", "at(<object>, <place>)", "holding(<object>)",
-    "gripper_empty", "open(<drawer>)", "closed(<drawer>)",
+    "gripper_empty", "open(<drawer>)", "closed(<drawer>)", "empty(<container>)",
 )
 
 _TERM_RE = re.compile(r"^(not\s+)?([a-z_]+)\s*(?:\(([^()]*)\))?$")
@@ -158,6 +159,8 @@ def holds(cond: Condition, binding: dict[str, str], world: WorldState) -> bool:
     elif p in ("on", "in", "at"):
         obj = world.objects.get(a[0])
         value = bool(obj and obj.location == a[1])
+    elif p == "empty":
+        value = a[0] in world.places and not world.contents(a[0])
     elif p == "has_room":
         value = world.has_room(a[0])
     else:  # effect-only predicates describe changes, not states
@@ -218,6 +221,8 @@ def explain_failure(cond: Condition, binding: dict[str, str], world: WorldState)
         if place and place.openable and not place.is_open:
             return f"{a[0]} is closed; open it first"
         return f"{a[0]} has no room for another object"
+    if p == "empty":
+        return f"{a[0]} still holds {', '.join(world.contents(a[0]))}"
     if p in ("in", "on", "at"):
         obj = world.objects.get(a[0])
         where = "not seen" if obj is None else ("in the gripper" if obj.location == "gripper" else f"at {obj.location}")

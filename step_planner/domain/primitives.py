@@ -84,6 +84,7 @@ class PrimitiveLibrary:
     primitives: dict[str, PrimitiveSpec]
     embodiment: dict[str, Any] = field(default_factory=dict)
     goal_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact predicate -> licensing words
+    stay_words: tuple[str, ...] = ()  # words that let a goal keep an object where it is
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
@@ -131,8 +132,12 @@ class PrimitiveLibrary:
                 k not in FACT_PREDICATES or not isinstance(v, list) or not all(isinstance(w, str) for w in v)
                 for k, v in goal_words.items()):
             raise DomainError(f"{source}: goal_words maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
+        stay_words = data.get("stay_words") or []
+        if not isinstance(stay_words, list) or not all(isinstance(w, str) for w in stay_words):
+            raise DomainError(f"{source}: stay_words must be a list of words")
         return cls(prims, dict(data.get("embodiment") or {}),
-                   {k: tuple(w.lower() for w in v) for k, v in goal_words.items()})
+                   {k: tuple(w.lower() for w in v) for k, v in goal_words.items()},
+                   tuple(w.lower() for w in stay_words))
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives

@@ -6,7 +6,8 @@ before the drawer closed showed it inside. Conditions about such an object are j
 belief, and say so (:class:`JudgedFrom.BELIEF`); an object never seen is unknown, and a condition
 naming it is not true yet (:class:`JudgedFrom.UNKNOWN`).
 
-A belief ends when the world contradicts it: the drawer is opened and the object is not there.
+A belief ends when the world contradicts it: the drawer is opened and the object is not there. Whether
+a container is empty is known only once its inside has been seen (a drawer never opened is unknown).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Beliefs:
     def __init__(self, observed: WorldState | None = None) -> None:
         self.world = WorldState()
         self.believed: set[str] = set()  # objects in ``world`` that are not observed now
+        self.seen_inside: set[str] = set()  # containers whose contents have been observed
         if observed is not None:
             self.update(observed)
 
@@ -41,6 +43,7 @@ class Beliefs:
                 believed.add(name)
         self.world = world
         self.believed = believed
+        self.seen_inside |= {n for n, p in world.places.items() if p.is_container and p.is_open}
 
     @property
     def observed(self) -> WorldState:
@@ -55,6 +58,10 @@ class Beliefs:
         """Whether a fact holds, and from what it was judged."""
         if any(o not in self.world.objects for o in fact.objects):
             return False, JudgedFrom.UNKNOWN
+        if fact.predicate == "empty" and fact.args[0] not in self.seen_inside:
+            return False, JudgedFrom.UNKNOWN
+        if fact.predicate == "empty" and any(o in self.believed for o in self.world.contents(fact.args[0])):
+            return holds(fact, {}, self.world), JudgedFrom.BELIEF
         value = holds(fact, {}, self.world)
         source = JudgedFrom.BELIEF if any(o in self.believed for o in fact.objects) else JudgedFrom.OBSERVATION
         return value, source

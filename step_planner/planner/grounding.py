@@ -9,7 +9,8 @@ success, so they are validated like primitive calls before the planner relies on
 - the instruction's goal must be *about the instruction*: every fact names something the
   instruction mentions (by name, or by a kind word such as "drawer" or "block"); a place an object
   must end up in or on is a place the instruction mentions; every object the instruction names
-  ends up somewhere a fact says; and a goal leaves an object in the gripper or a drawer open only
+  ends up somewhere a fact says (or stays where it is, when the instruction says to leave it); and a
+  goal leaves an object in the gripper or a drawer open only
   when the instruction's words ask for it (``goal_words`` in ``config/primitives.yaml``) —
   ``holding(tape)`` is not what "put the tape in the drawer" leaves behind;
 - a subgoal's conditions must not already hold (a step that changes nothing is no step).
@@ -118,10 +119,12 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     places_mentioned = named | kind_mentions(instruction, world)
     mentioned = places_mentioned | unseen_names(instruction, world)
     padded = _words(instruction)
+    stays = any(f" {w} " in padded for w in library.stay_words)  # "leave the blocks where they are"
     for fact in out.facts:
         if fact.args and not set(fact.args) & mentioned:
             out.problems.append(f"{fact} is about {', '.join(fact.args)}, which the instruction does not mention")
-        elif fact.predicate in ("in", "on", "at") and not fact.negated and fact.args[1] not in places_mentioned:
+        elif fact.predicate in ("in", "on", "at") and not fact.negated and fact.args[1] not in places_mentioned \
+                and not (stays and beliefs.judge(fact)[0]):
             out.problems.append(f"{fact}: the instruction does not mention {fact.args[1]} as a place")
         elif not fact.negated and (words := library.goal_words.get(fact.predicate)) and not any(
                 f" {w} " in padded for w in words):

@@ -170,7 +170,9 @@ class PromptBook:
                 lines.append(f"- {record.text}: holds")
                 continue
             fact = parse_fact(record.text)
-            if any(o not in beliefs.world.objects for o in fact.objects):
+            if fact.predicate == "empty" and fact.args[0] not in beliefs.seen_inside:
+                why = f"the inside of {fact.args[0]} has not been seen"
+            elif any(o not in beliefs.world.objects for o in fact.objects):
                 why = ", ".join(o for o in fact.objects if o not in beliefs.world.objects) + " not seen yet"
             else:
                 why = explain_failure(fact, {}, beliefs.world)

@@ -40,6 +40,7 @@ from step_planner.planner.features import ChildFinished, make_features
 from step_planner.planner.grounding import (
     check_goal,
     check_subgoal_conditions,
+    kind_mentions,
     named_entities,
     relevant_entities,
 )
@@ -202,7 +203,7 @@ class StepPlanner:
     def run(self, world: WorldState) -> Plan:
         self._observe(world)
         root = self.tree.root
-        self.budget.scale(len(named_entities(self.tree.instruction, self.beliefs.world)))
+        self.budget.scale(self._task_size())
         try:
             if self.client_goal:
                 self._set_client_goal()
@@ -238,6 +239,13 @@ class StepPlanner:
         if self._goal_at_start.get(str(fact), False):
             return False
         return not fact.objects or any(o in self._moved for o in fact.objects)
+
+    def _task_size(self) -> int:
+        """Before the goal's facts are known (or for profiles that state none): the objects the
+        instruction mentions, by name or by kind ("every block")."""
+        world = self.beliefs.world
+        text = self.tree.instruction
+        return len({n for n in named_entities(text, world) | kind_mentions(text, world) if n in world.objects})
 
     def abort(self, error: GoalError, message: str) -> GoalResult:
         """End the goal from outside the loop (the executor failed): close every open node."""
@@ -308,7 +316,8 @@ class StepPlanner:
                 continue
             fact = parse_fact(record.text)
             if record.judged_from is JudgedFrom.UNKNOWN:
-                parts.append(f"{record.text} ({', '.join(fact.objects)} not seen yet)")
+                unseen = f"the inside of {fact.args[0]}" if fact.predicate == "empty" else ", ".join(fact.objects)
+                parts.append(f"{record.text} ({unseen} not seen yet)")
             else:
                 parts.append(f"{record.text} ({explain_failure(fact, {}, self.beliefs.world)})")
         return "; ".join(parts)
@@ -379,7 +388,8 @@ class StepPlanner:
             else:
                 assert isinstance(proposal, ChildSpec)
                 live = [c for c in tree.children(node_id) if c.status is not NodeStatus.ABANDONED]
-                if len(live) >= (limit := self.config.children_limit(len(tree.node(node_id).conditions))):
+                facts = len(tree.node(node_id).conditions) or (self.budget.size if node_id == tree.root else 0)
+                if len(live) >= (limit := self.config.children_limit(facts)):
                     raise BudgetExceeded(f"'{tree.node(node_id).text}' would need more than {limit} children")
                 before = self.beliefs.world.copy()
                 primitives_before = self.budget.primitives
