@@ -67,7 +67,7 @@ class AnswerContext:
         answer["done"] = done
         answer["next"] = children[0] if children and not done else None
         if shape is not None and shape.plan:
-            answer["then"] = children[1:17] if not done else []
+            answer["then"] = children[1:49] if not done else []
         if shape is not None and shape.control:
             answer["control"] = "sequence"
         return answer

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 MAX_TEXT = 400
 MAX_REASONING = 2000
-MAX_PLAN = 16
+MAX_PLAN = 48  # a 40-step task's remaining children fit in one plan
 MAX_FACTS = 24
 
 # Unknown keys are ignored, not refused: a model that adds a field ("confidence") loses nothing, and

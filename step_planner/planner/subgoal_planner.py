@@ -245,7 +245,9 @@ class StepPlanner:
         instruction mentions, by name or by kind ("every block")."""
         world = self.beliefs.world
         text = self.tree.instruction
-        return len({n for n in named_entities(text, world) | kind_mentions(text, world) if n in world.objects})
+        mentioned = named_entities(text, world) | kind_mentions(text, world)
+        drawers = {n for n in mentioned if n in world.places and world.places[n].openable}  # hidden things
+        return len({n for n in mentioned if n in world.objects}) + len(drawers)
 
     def abort(self, error: GoalError, message: str) -> GoalResult:
         """End the goal from outside the loop (the executor failed): close every open node."""
@@ -388,8 +390,7 @@ class StepPlanner:
             else:
                 assert isinstance(proposal, ChildSpec)
                 live = [c for c in tree.children(node_id) if c.status is not NodeStatus.ABANDONED]
-                facts = len(tree.node(node_id).conditions) or (self.budget.size if node_id == tree.root else 0)
-                if len(live) >= (limit := self.config.children_limit(facts)):
+                if len(live) >= (limit := self._children_limit(node_id)):
                     raise BudgetExceeded(f"'{tree.node(node_id).text}' would need more than {limit} children")
                 before = self.beliefs.world.copy()
                 primitives_before = self.budget.primitives
@@ -418,6 +419,16 @@ class StepPlanner:
                 return self._fail(node_id, f"gave up after {rnd.rejections} rejected proposals; last: {reason}",
                                   verdict=False)
             rnd.feedback.append(reason)
+
+    def _children_limit(self, node_id: int) -> int:
+        """Live children a node may have: per fact it must achieve; for a root without facts, per thing
+        the instruction mentions; in a flat profile (every child a primitive), the primitive budget."""
+        if self.config.depth_limit() == 1 and node_id == self.tree.root:
+            return self.budget.max_primitives
+        facts = len(self.tree.node(node_id).conditions)
+        if not facts and node_id == self.tree.root:
+            facts = self.budget.size
+        return self.config.children_limit(facts)
 
     def _fail(self, node_id: int, reason: str, verdict: bool = True) -> tuple[bool, str]:
         if verdict:
