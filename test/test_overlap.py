@@ -47,7 +47,7 @@ def _run(task, library, profile, noise=0.0, executor=None):
 @pytest.mark.parametrize("noise", [0.0, 0.3])
 def test_overlap_on_and_off_give_identical_runs(library, profile, noise):
     for task in load_suite("table3")[::3]:
-        serial, serial_exchanges = _run(task, library, profile, noise)
+        serial, serial_exchanges = _run(task, library, profile + "-overlap", noise)
         overlapped, exchanges = _run(task, library, profile + "+overlap", noise)
         assert [str(c) for c, _ in overlapped.executed] == [str(c) for c, _ in serial.executed], task.id
         assert _same(overlapped.tree) == _same(serial.tree), task.id
@@ -80,7 +80,7 @@ def test_a_prediction_that_does_not_come_true_is_discarded_unseen(library, drawe
     expert = ScriptedExpert(library, seed=0)
     expert.register(DRAWER_TASK, parse_goal(DRAWER_GOAL))
     runs = {}
-    for profile in ("grounded-plan_ahead", "grounded-plan_ahead+overlap"):
+    for profile in ("grounded-plan_ahead-overlap", "grounded-plan_ahead+overlap"):
         llm = expert_client(expert)
         exchanges = []
         llm.add_listener(exchanges.append)
