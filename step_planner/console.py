@@ -40,6 +40,8 @@ class TreePrinter:
             self.out.write(self._c(f"{pad}  ↳ {v.verdict.value} ({v.source.value}): {v.reason}\n", colour))
         elif event.kind == "conditions" and node.conditions_from != "effects":
             self._conditions(node, pad)
+        elif event.kind == "prepared":
+            self.out.write(self._c(f"{pad}  (proposed by an answer prepared while the arm was moving)\n", "2"))
         elif event.kind == "status" and node.status.finished and node.children:
             mark = _STATUS_MARK.get(node.status.value, "?")
             self.out.write(f"{pad}[{mark}] {node.text}: {node.status.value}\n")
@@ -87,4 +89,7 @@ class TreePrinter:
             f"prompt tokens: {u.get('prompt_tokens', 0)}   completion tokens: {u.get('completion_tokens', 0)}   "
             f"largest prompt: {u.get('max_prompt_tokens', 0)}   elapsed: {result.elapsed_s:.2f} s\n"
         )
+        if "speculative_made" in u:
+            self.out.write(f"answers prepared during motion: {u['speculative_used']} used, "
+                           f"{u['speculative_wasted']} discarded; waited for the LLM {u.get('llm_wait_s', 0):.2f} s\n")
         self.out.flush()
