@@ -7,7 +7,9 @@ code, a fresh instance, no listeners — is replayed through the goal so far (ev
 planner got, every step report it was sent) and then sent the predicted report; the first request
 it makes that has no recorded answer is the next request, byte for byte. If the shadow needs no
 answer before its next call, that call is predicted to succeed too, and so on (up to
-``MAX_LOOKAHEAD`` calls).
+``MAX_LOOKAHEAD`` calls). Once a prepared answer arrives, the shadow is replayed again with it, and
+the request after it is prepared as well — as long as no further motion would start first (profiles
+that ask twice per primitive, decomposition then termination, get both answers during one motion).
 
 When the real planner asks, the prepared answer is used only if its request is identical; otherwise
 every prepared answer is discarded (wasted) and the planner asks as usual. A discarded answer never
@@ -32,11 +34,11 @@ from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.validation import apply_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
-from step_planner.llm.errors import LLMCanceled
+from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer
 from step_planner.planner.result import StepReport
 
 MAX_LOOKAHEAD = 6  # primitives predicted to succeed before the next request
-PREPARED_LIMIT = 2  # requests kept prepared at once
+PREPARED_LIMIT = 4  # requests kept prepared at once
 
 
 def answer_key(messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> str:
@@ -87,14 +89,19 @@ def predicted_world(before: WorldState, call: PrimitiveCall, library: PrimitiveL
     return after
 
 
+Request = tuple[list[dict[str, str]], type[BaseModel], str]
+
+
 def next_request(make_shadow: Callable[[Any], Any], initial: WorldState, history: list[tuple[PrimitiveCall, Any]],
                  pending: PrimitiveCall, answers: dict[str, Any], library: PrimitiveLibrary,
-                 last_world: WorldState) -> tuple[list[dict[str, str]], type[BaseModel], str] | None:
+                 last_world: WorldState) -> tuple[Request, int] | None:
     """The request the planner will make next if ``pending`` (and what follows it without a question)
-    succeeds as predicted; None when it will make none, or the replay does not reproduce the goal."""
+    succeeds as predicted, and how many calls after ``pending`` it comes; None when it will make none,
+    or the replay does not reproduce the goal."""
     shadow = make_shadow(_ReplayLLM(dict(answers)))
     plan = shadow.run(initial)
     world = last_world
+    ahead = -1
     try:
         call = next(plan)
         for done, report in history:
@@ -105,10 +112,11 @@ def next_request(make_shadow: Callable[[Any], Any], initial: WorldState, history
             if call != pending:
                 raise _Diverged()
             world = predicted_world(world, call, library)
+            ahead += 1
             call = plan.send(StepReport(Outcome(ExecCode.SUCCESS, "predicted"), world))
             pending = call  # a following call the planner makes without asking: assume it succeeds too
     except _NeedsAnswer as need:
-        return need.request
+        return need.request, ahead
     except (StopIteration, _Diverged, Exception):  # noqa: BLE001 - a prediction that fails predicts nothing
         return None
     finally:
@@ -153,33 +161,46 @@ class Prefetcher:
     def can_fork(self) -> bool:
         return callable(getattr(self.llm, "fork", None)) and callable(getattr(self.llm, "adopt", None))
 
-    def start(self, find_request: Callable[[], tuple | None]) -> None:
-        """Find the next request (the shadow replay) and send it, on a background thread."""
+    def start(self, find_request: Callable[[dict[str, Any]], tuple[Request, int] | None]) -> None:
+        """Find the next request (the shadow replay, given answers prepared so far) and send it, then the
+        one after it while no motion would start in between — on a background thread."""
         if not self.can_fork:
             return
         with self._lock:
             self._searching += 1
         threading.Thread(target=self._prepare, args=(find_request,), name="llm-prefetch", daemon=True).start()
 
-    def _prepare(self, find_request: Callable[[], tuple | None]) -> None:
-        request = None
-        try:
-            request = find_request()
-        finally:
-            with self._lock:
-                entry = self._register(request) if request is not None else None
-                self._searching -= 1
-                self._found.notify_all()
-        if entry is None:
-            return
-        messages, schema, purpose = request
-        try:
-            entry.outcome = entry.client.complete(messages, schema, purpose)
-        except Exception as exc:  # the same error the real call would have met
-            entry.outcome = exc
-        finally:
-            entry.done.set()
-            entry.client.close()
+    def _prepare(self, find_request: Callable[[dict[str, Any]], tuple[Request, int] | None]) -> None:
+        prepared: dict[str, Any] = {}
+        first = True
+        while True:
+            found = None
+            try:
+                found = find_request(prepared)
+            finally:
+                with self._lock:
+                    chained = found is not None and (first or found[1] == 0)
+                    entry = self._register(found[0]) if chained else None
+                    self._searching -= 1
+                    self._found.notify_all()
+            if entry is None:
+                return
+            messages, schema, purpose = found[0]
+            try:
+                entry.outcome = entry.client.complete(messages, schema, purpose)
+            except Exception as exc:  # the same error the real call would have met
+                entry.outcome = exc
+            finally:
+                entry.client.close()
+                more = isinstance(entry.outcome, (BaseModel, LLMInvalidAnswer))
+                if more:
+                    prepared[entry.key] = entry.outcome
+                    with self._lock:  # announce the next search before the planner can ask for it
+                        self._searching += 1
+                entry.done.set()
+            if not more:
+                return
+            first = False
 
     def _register(self, request: tuple) -> _Prepared | None:
         """Book a request to send (under the lock); None when it is prepared already or not allowed."""

@@ -177,7 +177,8 @@ def _speculation(planner: StepPlanner, initial: WorldState, library: PrimitiveLi
 
     def speculate(history: list, call: PrimitiveCall, last_world: WorldState) -> None:
         answers = dict(planner.answers.answers)
-        prefetcher.start(lambda: next_request(make_shadow, initial, history, call, answers, library, last_world))
+        prefetcher.start(lambda prepared: next_request(make_shadow, initial, history, call, {**answers, **prepared},
+                                                       library, last_world))
 
     return speculate
 
