@@ -132,6 +132,8 @@ def run_entry(entry: BenchCommand, store: Path, max_kb: int) -> int:
     folder.mkdir(parents=True)
     STDERR_DIR.mkdir(parents=True, exist_ok=True)
     print(f"\n=== {entry.name}: {entry.command}", flush=True)
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"  # the code that runs: noted before it runs
+    dirty = _git("status", "--porcelain", "--", ".", ":!docs/benchmarks", ":!BENCHMARKS.md")
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="make_bench_ros_log_") as log_dir, \
@@ -145,9 +147,8 @@ def run_entry(entry: BenchCommand, store: Path, max_kb: int) -> int:
         code = proc.wait()
     wall = time.perf_counter() - t0
     stored, notes = store_outputs(entry, folder, max_kb)
-    dirty = _git("status", "--porcelain", "--", ".", ":!docs/benchmarks", ":!BENCHMARKS.md")
     meta = {"command": entry.command, "started": started.strftime("%Y-%m-%d %H:%M UTC"), "wall_s": round(wall, 1),
-            "exit_code": code, "commit": _git("rev-parse", "--short", "HEAD") or "unknown", "clean": not dirty,
+            "exit_code": code, "commit": commit, "clean": not dirty,
             "machine": machine(), "stored": stored, "not_stored": notes}
     (folder / RUN_FILE).write_text(json.dumps(meta, indent=1) + "\n")
     print(f"=== {entry.name}: exit {code} in {wall:.0f} s; stored {[OUTPUT_FILE, *stored]} in {folder}"
