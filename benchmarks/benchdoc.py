@@ -11,8 +11,10 @@ Template directives, each alone on a line:
     {{ran NAME}}                   when, where and how long it ran, or how to run it when it has not
     {{output NAME}}                what the command printed, in a ```text block
     {{file NAME FILE [HEADING]}}   a stored markdown file (or only the body of its section ``## HEADING``)
+    {{line NAME FILE TEXT}}        every line of a stored file that contains TEXT (e.g. where answers came from)
     {{image NAME FILE ALT...}}     a stored plot
-``{{file}}``/``{{output}}``/``{{image}}`` render nothing until the entry has run (``{{ran}}`` says so).
+``{{file}}``/``{{line}}``/``{{output}}``/``{{image}}`` render nothing until the entry has run (``{{ran}}``
+says so).
 """
 
 from __future__ import annotations
@@ -176,7 +178,7 @@ def check_template(template: str, commands: dict[str, BenchCommand]) -> list[str
     problems, quoted = [], set()
     for number, kind, args in directives(template):
         where = f"BENCHMARKS.md.in:{number}"
-        if kind not in ("command", "ran", "output", "file", "image"):
+        if kind not in ("command", "ran", "output", "file", "line", "image"):
             problems.append(f"{where}: unknown directive {kind!r}")
             continue
         if not args or args[0] not in commands:
@@ -186,7 +188,7 @@ def check_template(template: str, commands: dict[str, BenchCommand]) -> list[str
         if kind == "command":
             quoted.add(entry.name)
         written = {Path(o).name for o in entry.outputs} | {"aggregates.json"}
-        if kind in ("file", "image") and (len(args) < 2 or args[1] not in written):
+        if kind in ("file", "line", "image") and (len(args) < 2 or args[1] not in written):
             problems.append(f"{where}: {entry.name} writes no file {args[1:2]} (outputs: {list(entry.outputs)})")
     problems += [f"commands.yaml: {n} is never quoted ({{{{command {n}}}}})" for n in commands if n not in quoted]
     return problems
@@ -234,6 +236,9 @@ def render(template: str, commands: dict[str, BenchCommand], store: Path = STORE
         elif kind == "file" and (folder / args[1]).exists():
             text = (folder / args[1]).read_text()
             out.append(_section(text, " ".join(args[2:])) if len(args) > 2 else textwrap.dedent(text).strip())
+        elif kind == "line" and (folder / args[1]).exists():
+            wanted = " ".join(args[2:])
+            out += [line for line in (folder / args[1]).read_text().splitlines() if wanted in line]
         elif kind == "image" and (folder / args[1]).exists():
             out.append(f"![{' '.join(args[2:]) or args[1]}]({_shown(folder / args[1])})")
     text = "\n".join(out) + "\n"

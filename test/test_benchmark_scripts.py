@@ -79,6 +79,7 @@ def test_make_bench_runs_an_entry_stores_it_and_renders(tmp_path):
     ]}))
     (tmp_path / "t.md.in").write_text(
         "# Doc\n{{command demo}}\n{{ran demo}}\n{{output demo}}\n{{command tiny_bench}}\n{{ran tiny_bench}}\n"
+        "{{line tiny_bench summary.md Answers came from}}\n"
         "{{file tiny_bench summary.md Cost per run (all categories)}}\n{{image tiny_bench success_vs_noise.png ok}}\n"
         "{{command never_run}}\n{{ran never_run}}\n{{output never_run}}\n")
     store, document = tmp_path / "store", tmp_path / "BENCH.md"
@@ -93,6 +94,6 @@ def test_make_bench_runs_an_entry_stores_it_and_renders(tmp_path):
     assert any("success_vs_noise.png" in note for note in meta["not_stored"])
     assert "runs" not in json.loads((store / "tiny_bench" / "aggregates.json").read_text())
     text = document.read_text()
-    assert "| grounded | 0 |" in text and "![ok]" not in text
+    assert "| grounded | 0 |" in text and "![ok]" not in text and "NOT an LLM, called in process" in text
     assert "_Not run yet: `make bench ONLY=never_run`" in text
     assert text.count("```bash") == 3
