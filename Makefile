@@ -7,6 +7,8 @@
 #   make demo-ros    the ROS quick start offline: node, goal through the action server, tree, clean stop
 #   make interfaces  (re)build step_planner_interfaces into the venv
 #   make colcon-ws   the README's `colcon build` in a throwaway workspace ($(WS)); tests run the node from it
+#   make bench       every benchmark of benchmarks/commands.yaml (hours), then BENCHMARKS.md re-rendered;
+#                    make bench ONLY=core_perf,cancel runs only those (see benchmarks/README.md)
 #   make clean       build trees and caches;  make distclean  also the venv
 #
 # Stamp files in the venv make a second `make` a no-op; they depend on the files that feed each step.
@@ -34,7 +36,7 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces colcon-ws test lint pytest demo demo-ros clean distclean
+.PHONY: venv interfaces colcon-ws test lint pytest demo demo-ros bench clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
 
@@ -90,6 +92,10 @@ demo: venv
 demo-ros: venv
 	AMENT_PREFIX_PATH="$(ABS_VENV)" PATH="$(ABS_VENV)/bin:$$PATH" HF_HUB_OFFLINE=1 \
 	  scripts/demo_ros.sh "$(DEMO_INSTRUCTION)"
+
+# Runs from the venv; benchmarks/make_bench.py sets loopback DDS, a free ROS_DOMAIN_ID and offline mode itself.
+bench: venv
+	$(PY) benchmarks/make_bench.py $(if $(ONLY),--only $(ONLY))
 
 clean:
 	rm -rf $(BUILD_DIR) .pytest_cache .ruff_cache *.egg-info

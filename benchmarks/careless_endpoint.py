@@ -1,6 +1,7 @@
 """Trust: goals planned by a careless endpoint (valid JSON of the schema, arbitrary content).
 
-    python benchmarks/careless_endpoint.py [--cli-goals 200] [--ros-goals 50] [--profile grounded]
+    python benchmarks/careless_endpoint.py --profile grounded --planner-config config/planner.yaml \
+        --cli-goals 200 --ros-goals 50 [--client-goal] [--model-word]
 
 The endpoint is ``step_planner.bench.careless.CarelessModel`` behind the loopback OpenAI-compatible
 server, in two styles: ``random`` (junk strings) and ``plausible`` (calls, facts and phrases made of
@@ -16,7 +17,8 @@ the prompt's own names, so answers often parse and validate while meaning nothin
 Printed per path: goals, how each ended (error codes), SUCCEEDED goals (the target is 0), executed
 calls whose preconditions failed (target 0), crashes (an exception or an exit code other than 0/1;
 target 0), and whether every goal was answered. ``--profile paper`` with ``--model-word`` shows what
-the model's word alone gives (require_verified_success off).
+the model's word alone gives (require_verified_success off). The CLI plans with the budgets of
+``--planner-config``; the node with its own defaults (``config/step_planner.yaml``) and the profile.
 """
 
 from __future__ import annotations
@@ -67,24 +69,24 @@ def goals() -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def planner_config(profile: str, model_word: bool, folder: Path) -> str:
+def planner_config(base: str, profile: str, model_word: bool, folder: Path) -> str:
     from step_planner.planner.config import PlannerConfig
 
-    config = PlannerConfig.from_yaml(ROOT / "config" / "planner.yaml").with_changes(
-        profile=profile, require_verified_success=not model_word)
+    path = Path(base) if Path(base).is_absolute() else ROOT / base
+    config = PlannerConfig.from_yaml(path).with_changes(profile=profile, require_verified_success=not model_word)
     path = folder / "planner.yaml"
     path.write_text(yaml.safe_dump({"planner": config.to_dict()}))
     return str(path)
 
 
-def run_cli(n: int, switch: Switch, url: str, profile: str, model_word: bool,
+def run_cli(n: int, switch: Switch, url: str, base_config: str, profile: str, model_word: bool,
             client_goal: bool = False) -> collections.Counter:
     from step_planner.cli import main
 
     counts: collections.Counter = collections.Counter()
     pool = goals()
     with tempfile.TemporaryDirectory() as tmp:
-        config = planner_config(profile, model_word, Path(tmp))
+        config = planner_config(base_config, profile, model_word, Path(tmp))
         for i in range(n):
             instruction, scene, facts = pool[i % len(pool)]
             switch.model = CarelessModel(seed=i, style=STYLES[i % 2])
@@ -193,23 +195,32 @@ def show(title: str, counts: collections.Counter) -> None:
     print(f"{title}: {head}; {codes}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cli-goals", type=int, default=200)
-    parser.add_argument("--ros-goals", type=int, default=50)
-    parser.add_argument("--profile", default="grounded")
-    parser.add_argument("--model-word", action="store_true", help="require_verified_success false")
-    parser.add_argument("--client-goal", action="store_true",
-                        help="also run the CLI goals with their true goal facts given by --goal (a SUCCEEDED goal "
-                             "there is a true success: its facts hold in the world)")
-    args = parser.parse_args()
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/careless_endpoint.py", description=__doc__.split("\n")[0])
+    p.add_argument("--cli-goals", type=int, default=200)
+    p.add_argument("--ros-goals", type=int, default=50)
+    p.add_argument("--profile", default="grounded", help="planner profile (config/profiles.yaml)")
+    p.add_argument("--planner-config", default="config/planner.yaml",
+                   help="the CLI's budgets (the profile comes from --profile)")
+    p.add_argument("--model-word", action="store_true", help="require_verified_success false")
+    p.add_argument("--client-goal", action="store_true",
+                   help="also run the CLI goals with their true goal facts given by --goal (a SUCCEEDED goal "
+                        "there is a true success: its facts hold in the world)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     switch = Switch()
     started = time.perf_counter()
+    print(f"planner: profile {args.profile}, CLI budgets {args.planner_config}, require_verified_success "
+          f"{'false (--model-word)' if args.model_word else 'true'}; answers: a careless endpoint (NOT an LLM)")
     with LoopbackServer(switch) as server:
-        cli = run_cli(args.cli_goals, switch, server.base_url, args.profile, args.model_word)
+        cli = run_cli(args.cli_goals, switch, server.base_url, args.planner_config, args.profile, args.model_word)
         show(f"CLI, profile {args.profile}", cli)
         if args.client_goal:
-            stated = run_cli(args.cli_goals, switch, server.base_url, args.profile, args.model_word, client_goal=True)
+            stated = run_cli(args.cli_goals, switch, server.base_url, args.planner_config, args.profile,
+                             args.model_word, client_goal=True)
             show(f"CLI with the goal stated by the client (--goal), profile {args.profile}", stated)
             cli.update({k: v for k, v in stated.items() if k in ("crashes", "executed_precondition_failed")})
         ros = run_ros(args.ros_goals, switch, server.base_url, args.profile, args.model_word) if args.ros_goals else \

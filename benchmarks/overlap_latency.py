@@ -1,7 +1,7 @@
 """Latency hiding: wall time with the overlap feature on and off, on the MuJoCo Panda at real-time pace.
 
-    python benchmarks/overlap_latency.py [--delays 0.5,1.5,3] [--tasks ID,...] [--profiles grounded,paper]
-                                         [--suite table3] [--waste-seeds 3]
+    python benchmarks/overlap_latency.py --profiles grounded,paper --planner-config config/bench.yaml \
+        [--delays 0.5,1.5,3] [--tasks ID,...] [--suite table3] [--waste-seeds 3]
 
 Each run: the scripted expert (NOT an LLM) behind the loopback OpenAI-compatible server, answering every
 request after ``delay`` seconds (an endpoint's latency), the real ``openai`` client, and the MuJoCo
@@ -35,8 +35,6 @@ from step_planner.llm.loopback import LoopbackServer  # noqa: E402
 from step_planner.planner.config import PlannerConfig  # noqa: E402
 from step_planner.planner.runner import run_goal  # noqa: E402
 
-BENCH_CONFIG = ROOT / "config" / "bench.yaml"
-
 
 class Delayed:
     def __init__(self, expert: ScriptedExpert, delay: float) -> None:
@@ -47,7 +45,7 @@ class Delayed:
         return self.expert(request)
 
 
-def timed_run(library, task, profile: str, delay: float) -> tuple[float, float, dict, bool]:
+def timed_run(library, task, base: PlannerConfig, profile: str, delay: float) -> tuple[float, float, dict, bool]:
     from step_planner.execution.sim.executor import SimExecutor
 
     expert = ScriptedExpert(library, seed=0)
@@ -56,7 +54,7 @@ def timed_run(library, task, profile: str, delay: float) -> tuple[float, float, 
     try:
         with LoopbackServer(Delayed(expert, delay)) as server:
             llm = LLMClient(LLMConfig(model="scripted-expert", base_url=server.base_url, timeout_s=60.0))
-            config = PlannerConfig.from_yaml(BENCH_CONFIG).with_changes(profile=profile)
+            config = base.with_changes(profile=profile)
             t0 = time.perf_counter()
             result = run_goal(task.instruction, library=library, executor=executor, llm=llm, config=config)
             wall = time.perf_counter() - t0
@@ -67,10 +65,10 @@ def timed_run(library, task, profile: str, delay: float) -> tuple[float, float, 
     return wall, motion, result.usage, result.success
 
 
-def wasted_per_task(library, suite: str, noise: float, seeds: int) -> tuple[float, float, int]:
+def wasted_per_task(library, base: PlannerConfig, suite: str, noise: float, seeds: int) -> tuple[float, float, int]:
     """(mean wasted speculative calls per task, mean made per task, runs) on the symbolic backend."""
     wasted, made, runs = [], [], 0
-    config = PlannerConfig.from_yaml(BENCH_CONFIG).with_changes(profile="grounded+overlap")
+    config = base.with_changes(profile="grounded+overlap")
     for seed in range(seeds):
         for task in load_suite(suite):
             expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
@@ -83,35 +81,46 @@ def wasted_per_task(library, suite: str, noise: float, seeds: int) -> tuple[floa
     return statistics.mean(wasted), statistics.mean(made), runs
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--delays", default="0.5,1.5,3")
-    parser.add_argument("--suite", default="table3")
-    parser.add_argument("--tasks", default="ls01_put_tools_away,lc09_empty_and_refill")
-    parser.add_argument("--profiles", default="grounded,paper", help="each run serial and with +overlap")
-    parser.add_argument("--waste-seeds", type=int, default=3)
-    args = parser.parse_args()
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/overlap_latency.py", description=__doc__.split("\n")[0])
+    p.add_argument("--delays", default="0.5,1.5,3")
+    p.add_argument("--suite", default="table3")
+    p.add_argument("--tasks", default="ls01_put_tools_away,lc09_empty_and_refill",
+                   help="MuJoCo tasks (comma-separated ids); empty: skip the MuJoCo runs")
+    p.add_argument("--profiles", default="grounded,paper", help="each run serial and with +overlap")
+    p.add_argument("--planner-config", default="config/bench.yaml", help="budgets (profiles come from --profiles)")
+    p.add_argument("--waste-seeds", type=int, default=3, help="seeds of the wasted-call sweep (0: skip it)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    path = Path(args.planner_config)
+    base = PlannerConfig.from_yaml(path if path.is_absolute() else ROOT / path)
+    print(f"profiles {args.profiles} (each serial and +overlap), budgets {args.planner_config}")
     suite = {t.id: t for t in load_suite(args.suite)}
     delays = [float(d) for d in args.delays.split(",")]
     print("scripted expert behind a loopback server with a fixed delay per answer (NOT an LLM); "
           "MuJoCo Panda at real-time pace")
-    print("| profile | task | primitives | delay s | LLM calls | serial s | overlap s | motion s | "
-          "overlap / (motion + delay) | overlap / serial | prepared used / made |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    task_ids = [t for t in args.tasks.split(",") if t]  # none: only the symbolic wasted-call sweep
+    if task_ids:
+        print("| profile | task | primitives | delay s | LLM calls | serial s | overlap s | motion s | "
+              "overlap / (motion + delay) | overlap / serial | prepared used / made |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
     for profile in args.profiles.split(","):
-        for task_id in args.tasks.split(","):
+        for task_id in task_ids:
             task = suite[task_id]
             for delay in delays:
-                serial, motion_s, usage_s, ok_s = timed_run(library, task, profile, delay)
-                overlap, motion_o, usage_o, ok_o = timed_run(library, task, profile + "+overlap", delay)
+                serial, motion_s, usage_s, ok_s = timed_run(library, task, base, profile, delay)
+                overlap, motion_o, usage_o, ok_o = timed_run(library, task, base, profile + "+overlap", delay)
                 motion = (motion_s + motion_o) / 2
                 print(f"| {profile} | {task_id} | {usage_o['primitives']} | {delay:g} | {usage_s['llm_calls']} | "
                       f"{serial:.1f} | {overlap:.1f} | {motion:.1f} | {overlap / (motion + delay):.2f} | "
                       f"{overlap / serial:.2f} | {usage_o.get('speculative_used', 0)} / "
                       f"{usage_o.get('speculative_made', 0)} |" + ("" if ok_s and ok_o else " FAILED"), flush=True)
-    for noise in (0.0, 0.2):
-        wasted, made, runs = wasted_per_task(library, args.suite, noise, args.waste_seeds)
+    for noise in (0.0, 0.2) if args.waste_seeds > 0 else ():
+        wasted, made, runs = wasted_per_task(library, base, args.suite, noise, args.waste_seeds)
         print(f"symbolic {args.suite}, grounded+overlap, p = {noise:g}: {wasted:.2f} wasted speculative calls per "
               f"task ({made:.2f} made), {runs} runs")
     return 0

@@ -1,12 +1,14 @@
 """Soak the ExecuteTask action server: many consecutive goals, watching memory, threads and answers.
 
-    python benchmarks/soak_action_server.py [--goals 200]
+    python benchmarks/soak_action_server.py --profile grounded --goals 200
 
-The real StepPlannerNode (symbolic backend, episode recording on into a temporary folder) in a real
-rclpy context on loopback DDS; its LLM is the real openai client over HTTP to a loopback server that
-answers from the scripted expert (``step_planner/bench/expert.py``, no injected mistakes). Goals cycle
-through the Table III tasks, each naming its scene. Every goal must get a result; the script exits 1
-otherwise. RSS is this process's resident memory (node, client, DDS and loopback server together).
+The real StepPlannerNode (symbolic backend, episode recording on into a temporary folder, planner
+profile ``--profile`` as the node parameter ``planner.profile``, every other parameter at the node's
+defaults, ``config/step_planner.yaml``) in a real rclpy context on loopback DDS; its LLM is the real
+openai client over HTTP to a loopback server that answers from the scripted expert
+(``step_planner/bench/expert.py``, NOT an LLM, no injected mistakes). Goals cycle through the Table III
+tasks, each naming its scene. Every goal must get a result; the script exits 1 otherwise. RSS is this
+process's resident memory (node, client, DDS and loopback server together).
 """
 
 from __future__ import annotations
@@ -26,21 +28,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import rclpy  # noqa: E402
-from rclpy.action import ActionClient  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-
-from step_planner.bench.expert import ScriptedExpert  # noqa: E402
-from step_planner.bench.tasks import load_suite  # noqa: E402
-from step_planner.domain.primitives import PrimitiveLibrary  # noqa: E402
-from step_planner.llm.loopback import LoopbackServer  # noqa: E402
-from step_planner.ros.node import StepPlannerNode  # noqa: E402
-from step_planner_interfaces.action import ExecuteTask  # noqa: E402
 
 RESULT_TIMEOUT_S = 60.0
 
@@ -67,14 +54,32 @@ def wait(future, timeout: float):
     return future.result()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--goals", type=int, default=200)
-    parser.add_argument("--window", type=int, default=20, help="goals averaged at the start and at the end")
-    parser.add_argument("--no-record", action="store_true", help="episodes.record false")
-    parser.add_argument("--trace-memory", action="store_true",
-                        help="print the allocation sites that grew most between the first window and the end")
-    args = parser.parse_args()
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/soak_action_server.py", description=__doc__.split("\n")[0])
+    p.add_argument("--profile", default="grounded", help="node parameter planner.profile (config/profiles.yaml)")
+    p.add_argument("--goals", type=int, default=200)
+    p.add_argument("--window", type=int, default=20, help="goals averaged at the start and at the end")
+    p.add_argument("--no-record", action="store_true", help="episodes.record false")
+    p.add_argument("--trace-memory", action="store_true",
+                   help="print the allocation sites that grew most between the first window and the end")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import rclpy
+    from rclpy.action import ActionClient
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from step_planner.bench.expert import ScriptedExpert
+    from step_planner.bench.tasks import load_suite
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.llm.loopback import LoopbackServer
+    from step_planner.ros.node import StepPlannerNode
+    from step_planner_interfaces.action import ExecuteTask
 
     library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
     tasks = load_suite("table3")
@@ -88,7 +93,11 @@ def main() -> int:
     name = f"soak_{uuid.uuid4().hex[:8]}"
     overrides = {"llm.base_url": server.base_url, "llm.model": "scripted-expert", "llm.max_retries": 0,
                  "llm.timeout_s": 10.0, "episodes.folder": episodes.name,
-                 "episodes.record": not args.no_record}
+                 "episodes.record": not args.no_record, "planner.profile": args.profile}
+    shown = {k: v for k, v in overrides.items() if k not in ("llm.base_url", "episodes.folder")}
+    print(f"node parameters changed from config/step_planner.yaml: {shown} (and a loopback llm.base_url, a "
+          "temporary episodes.folder); "
+          "answers: the scripted expert (NOT an LLM), no injected mistakes", flush=True)
     node = StepPlannerNode(name, context=context,
                            parameter_overrides=[Parameter(k, value=v) for k, v in overrides.items()])
     client_node = rclpy.create_node(f"{name}_client", context=context)

@@ -1,0 +1,99 @@
+"""Each cheap benchmark script runs end to end on a tiny input, as a reader would start it (a subprocess from the
+repository root), so a script that rots against the planner is caught here rather than when BENCHMARKS.md is
+regenerated. ``make_bench.py`` runs one entry into a temporary store and renders a document from it.
+
+Figures are printed, never asserted: only that each script finishes, exits 0 and prints its lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def run(*argv: str, timeout: float = 120) -> str:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, f"{argv} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_core_perf_quick():
+    out = run("benchmarks/core_perf.py", "--profile", "grounded", "--planner-config", "config/bench.yaml", "--quick",
+              "--repeats", "3")
+    assert "NOT an LLM" in out and "profile grounded" in out
+    for figure in ("planner overhead per decision", "tree snapshot -> JSON", "contextual gap"):
+        assert figure in out
+
+
+def test_careless_endpoint_cli_only():
+    out = run("benchmarks/careless_endpoint.py", "--profile", "grounded", "--planner-config", "config/planner.yaml",
+              "--cli-goals", "4", "--ros-goals", "0")
+    assert "CLI, profile grounded: goals 4, SUCCEEDED 0" in out
+
+
+def test_cancel_latency_llm_part():
+    out = run("benchmarks/cancel_latency.py", "--profile", "grounded", "--planner-config", "config/planner.yaml",
+              "--skip-sim", "--llm-runs", "1", "--hold", "0.3")
+    assert "cancel wired into LLMClient (node): 1/1 CANCELED" in out
+
+
+def test_overlap_latency_waste_sweep_on_a_two_task_suite(tmp_path):
+    tasks = yaml.safe_load((ROOT / "config" / "tasks" / "table3.yaml").read_text())["tasks"][:2]
+    suite = tmp_path / "tiny.yaml"
+    suite.write_text(yaml.safe_dump({"tasks": tasks}))
+    out = run("benchmarks/overlap_latency.py", "--profiles", "grounded", "--planner-config", "config/bench.yaml",
+              "--suite", str(suite), "--tasks", "", "--waste-seeds", "1")
+    assert out.count("wasted speculative calls per task") == 2
+
+
+@pytest.mark.ros
+def test_soak_three_goals():
+    pytest.importorskip("step_planner_interfaces", reason="build the interfaces first: make interfaces")
+    out = run("benchmarks/soak_action_server.py", "--profile", "grounded", "--goals", "3", "--window", "1")
+    assert "goals sent: 3; answered: 3" in out
+
+
+def test_make_bench_runs_an_entry_stores_it_and_renders(tmp_path):
+    results = tmp_path / "results"
+    (tmp_path / "commands.yaml").write_text(yaml.safe_dump({"benchmarks": [
+        {"name": "demo", "minutes": 0.1, "outputs": [],
+         "command": 'step-planner plan "put the tape and the screwdriver in the drawer" --scene drawer_desk --offline '
+                    "--profile grounded --planner-config config/planner.yaml --no-record"},
+        {"name": "tiny_bench", "minutes": 0.1,
+         "outputs": [f"{results}/summary.md", f"{results}/results.json", f"{results}/success_vs_noise.png"],
+         "command": "step-planner bench --suite table3 --tasks ss01_red_block_tray --planners grounded,oneshot "
+                    f"--noise 0 --seeds 1 --planner-config config/bench.yaml --quiet --out {results}"},
+        {"name": "never_run", "minutes": 99, "outputs": [], "command": "python benchmarks/core_perf.py --quick"},
+    ]}))
+    (tmp_path / "t.md.in").write_text(
+        "# Doc\n{{command demo}}\n{{ran demo}}\n{{output demo}}\n{{command tiny_bench}}\n{{ran tiny_bench}}\n"
+        "{{line tiny_bench summary.md Answers came from}}\n"
+        "{{file tiny_bench summary.md Cost per run (all categories)}}\n{{image tiny_bench success_vs_noise.png ok}}\n"
+        "{{command never_run}}\n{{ran never_run}}\n{{output never_run}}\n")
+    store, document = tmp_path / "store", tmp_path / "BENCH.md"
+    out = run("benchmarks/make_bench.py", "--commands", str(tmp_path / "commands.yaml"), "--template",
+              str(tmp_path / "t.md.in"), "--store", str(store), "--document", str(document),
+              "--only", "demo,tiny_bench", "--max-kb", "5", timeout=180)
+    assert "rendered" in out and "FAILED" not in out
+    assert (store / "demo" / "output.txt").read_text().count("LLM calls:") == 1
+    meta = json.loads((store / "tiny_bench" / "run.json").read_text())
+    # summary.md (under 5 kB) is copied; results.json (over) is kept as its aggregates; the plot is not kept
+    assert meta["exit_code"] == 0 and meta["stored"] == ["summary.md", "aggregates.json"]
+    assert any("success_vs_noise.png" in note for note in meta["not_stored"])
+    assert "runs" not in json.loads((store / "tiny_bench" / "aggregates.json").read_text())
+    text = document.read_text()
+    assert "| grounded | 0 |" in text and "![ok]" not in text and "NOT an LLM, called in process" in text
+    assert "_Not run yet: `make bench ONLY=never_run`" in text
+    assert text.count("```bash") == 3
