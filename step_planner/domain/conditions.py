@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -130,8 +131,10 @@ def parse_condition(text: str, roles: frozenset[str] | set[str] | None = None) -
     return Condition(pred, args, negated)
 
 
+@lru_cache(maxsize=4096)
 def parse_fact(text: str) -> Condition:
-    """A world fact (goal / success_when): only ``FACT`` predicates."""
+    """A world fact (goal / success_when): only ``FACT`` predicates. (Cached: facts are re-read on every
+    judgement, and a Condition is immutable.)"""
     return parse_condition(text, {FACT})
 
 

@@ -7,11 +7,27 @@ drawer — which is what the planner and the LLM receive (STEP's hidden objects)
 
 from __future__ import annotations
 
-import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 GRIPPER = "gripper"
+
+
+def _clone(item: Any) -> Any:
+    """A copy of an ObjectState or Place: its fields, and its geometry copied."""
+    new = object.__new__(type(item))
+    new.__dict__.update(item.__dict__)
+    new.geometry = _copy_geometry(item.geometry)
+    return new
+
+
+def _copy_geometry(value: Any) -> Any:
+    """Geometry is numbers, strings and small lists/dicts of them: copied without deepcopy's bookkeeping."""
+    if isinstance(value, dict):
+        return {k: _copy_geometry(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_geometry(v) for v in value]
+    return value
 
 
 @dataclass
@@ -57,7 +73,10 @@ class WorldState:
 
     # ---- queries -------------------------------------------------------------------------
     def copy(self) -> WorldState:
-        return copy.deepcopy(self)
+        """An independent copy (the planner copies worlds on every decision: no deepcopy)."""
+        return WorldState(objects={n: _clone(o) for n, o in self.objects.items()},
+                          places={n: _clone(p) for n, p in self.places.items()},
+                          locations=list(self.locations), held=self.held, robot_at=self.robot_at)
 
     def contents(self, place: str) -> list[str]:
         return [o.name for o in self.objects.values() if o.location == place]

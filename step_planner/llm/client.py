@@ -36,7 +36,7 @@ from pydantic import BaseModel
 from .answers import AnswerError, parse_answer
 from .config import LLMConfig
 from .errors import LLMCanceled, LLMInvalidAnswer, LLMReplayMiss, LLMUnavailable
-from .schemas import strict_json_schema
+from .schemas import json_schema, strict_json_schema
 from .tokens import count_message_tokens, count_tokens
 from .usage import CallRecord, UsageLedger
 
@@ -308,7 +308,7 @@ class LLMClient:
     def _response_format(self, schema: type[BaseModel]) -> dict:
         if self._json_object_mode:
             return {"type": "json_object"}
-        body = strict_json_schema(schema) if self._strict else schema.model_json_schema()
+        body = strict_json_schema(schema) if self._strict else json_schema(schema)
         spec = {"name": schema.__name__[:64], "schema": body, "strict": self._strict}
         return {"type": "json_schema", "json_schema": spec}
 
@@ -317,7 +317,7 @@ class LLMClient:
         if not self._json_object_mode:
             return conversation
         hint = ("Answer with exactly one JSON object, no prose and no code fences, that validates against "
-                f"this JSON schema:\n{json.dumps(schema.model_json_schema(), sort_keys=True)}")
+                f"this JSON schema:\n{json.dumps(json_schema(schema), sort_keys=True)}")
         messages = [dict(m) for m in conversation]
         if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
             messages[0]["content"] = f"{messages[0]['content']}\n\n{hint}"

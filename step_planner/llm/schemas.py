@@ -104,6 +104,14 @@ class CompletionAnswer(_Answer):
     achieved: bool = Field(description="true when the observation and outcomes show the subgoal is achieved")
 
 
+@lru_cache(maxsize=64)
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema()``, computed once per model (every prompt and request shows it).
+    Treat the result as read-only."""
+    return model.model_json_schema()
+
+
+@lru_cache(maxsize=64)
 def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema in the subset OpenAI's strict structured outputs accept.
 
@@ -111,7 +119,7 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     and keywords strict mode rejects (lengths, defaults, titles) are dropped — the answer is
     still validated against the full model here.
     """
-    schema = model.model_json_schema()
+    schema = json_schema(model)
     dropped = {"maxLength", "minLength", "maxItems", "minItems", "default", "title"}
 
     def walk(node: Any) -> Any:

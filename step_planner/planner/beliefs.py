@@ -24,15 +24,17 @@ class Beliefs:
 
     def __init__(self, observed: WorldState | None = None) -> None:
         self.world = WorldState()
+        self._observed: WorldState | None = None
         self.believed: set[str] = set()  # objects in ``world`` that are not observed now
         self.seen_inside: set[str] = set()  # containers whose contents have been observed
         if observed is not None:
             self.update(observed)
 
     def update(self, observed: WorldState) -> None:
-        """Take a new observation (an observed view: nothing hidden in it)."""
+        """Take a new observation (an observed view: nothing hidden in it; the beliefs keep it, uncopied)."""
         previous = self.world
-        world = observed.copy()
+        world = observed
+        self._observed = None
         believed: set[str] = set()
         for name, obj in previous.objects.items():
             if name in world.objects:
@@ -47,9 +49,12 @@ class Beliefs:
 
     @property
     def observed(self) -> WorldState:
-        view = self.world.copy()
-        view.objects = {n: o for n, o in view.objects.items() if n not in self.believed}
-        return view
+        """The observed view (shared until the next update: do not modify it)."""
+        if self._observed is None:
+            view = self.world.copy()
+            view.objects = {n: o for n, o in view.objects.items() if n not in self.believed}
+            self._observed = view
+        return self._observed
 
     def knows(self, name: str) -> bool:
         return bool(self.world.entity_type(name))

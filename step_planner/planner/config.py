@@ -24,9 +24,9 @@ class ConfigError(ValueError):
 
 _INTS = ("max_depth", "max_children", "children_per_condition", "max_replans_per_node", "max_llm_calls",
          "llm_calls_per_condition", "max_primitives", "primitives_per_condition")
-_FLOATS = ("wall_clock_s", "wall_clock_per_condition_s")
+_FLOATS = ("wall_clock_s", "wall_clock_per_condition_s", "overlap_min_motion_s")
 _ZERO_OK = ("children_per_condition", "llm_calls_per_condition", "primitives_per_condition",
-            "wall_clock_per_condition_s")
+            "wall_clock_per_condition_s", "overlap_min_motion_s")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class PlannerConfig:
     wall_clock_s: float = 300.0
     wall_clock_per_condition_s: float = 120.0
     require_verified_success: bool = True  # a done claim no condition checked ends PLANNING_FAILED
+    overlap_min_motion_s: float = 0.25  # overlap: prepare during a primitive only when the last one took this long
     prompts_dir: str = ""  # empty: the package's config/prompts
     extra_features: tuple[str, ...] = field(default=())  # "+name" / "-name" changes to the profile's
 

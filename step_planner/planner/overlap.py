@@ -58,28 +58,60 @@ class _Diverged(Exception):
 
 @dataclass
 class AnswerLog:
-    """Every answer (or invalid-answer error) the real planner got, by request."""
+    """Every answer (or invalid-answer error) the real planner got, in the order it asked."""
 
-    answers: dict[str, Any] = field(default_factory=dict)
+    ordered: list[Any] = field(default_factory=list)
 
     def record(self, key: str, outcome: Any) -> None:
-        self.answers[key] = outcome
+        self.ordered.append(outcome)
 
 
-class _ReplayLLM:
-    """The shadow planner's model: recorded answers; the first unrecorded request stops the shadow."""
+class _Replay:
+    """The shadow planner's model and prompts: the k-th question gets the real planner's k-th answer.
 
-    def __init__(self, answers: dict[str, Any]) -> None:
+    The planner is deterministic given its answers and step reports, so the shadow asks the same
+    questions in the same order; questions already answered are not even rendered (a stub stands in
+    for their prompt — rendering them is most of a replay's cost). The first unanswered question is
+    rendered by the real prompt book: that request is the one to prepare. Should the shadow ever not
+    reproduce the real run, its request differs from the real one and is simply never used.
+    """
+
+    def __init__(self, answers: list[Any], prompts: Any) -> None:
         self.answers = answers
+        self.asked = 0
+        self.prompts = _ReplayPrompts(self, prompts)
+
+    @property
+    def answered(self) -> bool:
+        return self.asked < len(self.answers)
 
     def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
-        key = answer_key(messages, schema, purpose)
-        if key not in self.answers:
+        if not self.answered:
             raise _NeedsAnswer(messages, schema, purpose)
-        outcome = self.answers[key]
+        outcome = self.answers[self.asked]
+        self.asked += 1
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
+
+
+class _ReplayPrompts:
+    """A prompt book that renders only questions the shadow has no answer for."""
+
+    def __init__(self, replay: _Replay, book: Any) -> None:
+        self._replay, self._book = replay, book
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self._book, name)
+        if name not in ("decomposition", "termination", "verification"):
+            return real
+
+        def render(*args: Any, **kwargs: Any) -> list[dict[str, str]]:
+            if self._replay.answered:
+                return [{"role": "user", "content": f"(answered question {self._replay.asked})"}]
+            return real(*args, **kwargs)
+
+        return render
 
 
 def predicted_world(before: WorldState, call: PrimitiveCall, library: PrimitiveLibrary) -> WorldState:
@@ -92,20 +124,22 @@ def predicted_world(before: WorldState, call: PrimitiveCall, library: PrimitiveL
 Request = tuple[list[dict[str, str]], type[BaseModel], str]
 
 
-def next_request(make_shadow: Callable[[Any], Any], initial: WorldState, history: list[tuple[PrimitiveCall, Any]],
-                 pending: PrimitiveCall, answers: dict[str, Any], library: PrimitiveLibrary,
-                 last_world: WorldState) -> tuple[Request, int] | None:
+def next_request(make_shadow: Callable[[Any, Any], Any], initial: WorldState,
+                 history: list[tuple[PrimitiveCall, Any]], pending: PrimitiveCall, answers: list[Any],
+                 prompts: Any, library: PrimitiveLibrary, last_world: WorldState,
+                 stop: Callable[[], bool] = lambda: False) -> tuple[Request, int] | None:
     """The request the planner will make next if ``pending`` (and what follows it without a question)
     succeeds as predicted, and how many calls after ``pending`` it comes; None when it will make none,
-    or the replay does not reproduce the goal."""
-    shadow = make_shadow(_ReplayLLM(dict(answers)))
+    or the replay does not reproduce the goal. ``make_shadow(llm, prompts)`` builds the shadow."""
+    replay = _Replay(list(answers), prompts)
+    shadow = make_shadow(replay, replay.prompts)
     plan = shadow.run(initial)
     world = last_world
     ahead = -1
     try:
         call = next(plan)
         for done, report in history:
-            if call != done:
+            if call != done or stop():
                 raise _Diverged()
             call = plan.send(report)
         for _ in range(MAX_LOOKAHEAD):
@@ -154,35 +188,36 @@ class Prefetcher:
         self.stats = OverlapStats()
         self._lock = threading.Lock()
         self._prepared: dict[str, _Prepared] = {}
-        self._searching = 0  # prefetch threads still replaying to find their request
-        self._found = threading.Condition(self._lock)
+        self._generation = 0  # a search of an older generation was overtaken by the planner: it registers nothing
+        self.closed = False
 
     @property
     def can_fork(self) -> bool:
         return callable(getattr(self.llm, "fork", None)) and callable(getattr(self.llm, "adopt", None))
 
-    def start(self, find_request: Callable[[dict[str, Any]], tuple[Request, int] | None]) -> None:
+    def start(self, find_request: Callable[[list[Any], Callable[[], bool]], tuple[Request, int] | None]) -> None:
         """Find the next request (the shadow replay, given answers prepared so far) and send it, then the
-        one after it while no motion would start in between — on a background thread."""
+        one after it while no motion would start in between — on a background thread. A search the
+        planner overtakes (it asks before the search is done) is abandoned and prepares nothing."""
         if not self.can_fork:
             return
         with self._lock:
-            self._searching += 1
-        threading.Thread(target=self._prepare, args=(find_request,), name="llm-prefetch", daemon=True).start()
+            generation = self._generation
+        threading.Thread(target=self._prepare, args=(find_request, generation), name="llm-prefetch",
+                         daemon=True).start()
 
-    def _prepare(self, find_request: Callable[[dict[str, Any]], tuple[Request, int] | None]) -> None:
-        prepared: dict[str, Any] = {}
+    def _stale(self, generation: int) -> bool:
+        return self.closed or generation != self._generation
+
+    def _prepare(self, find_request: Callable[[list[Any], Callable[[], bool]], tuple[Request, int] | None],
+                 generation: int) -> None:
+        prepared: list[Any] = []
         first = True
         while True:
-            found = None
-            try:
-                found = find_request(prepared)
-            finally:
-                with self._lock:
-                    chained = found is not None and (first or found[1] == 0)
-                    entry = self._register(found[0]) if chained else None
-                    self._searching -= 1
-                    self._found.notify_all()
+            found = find_request(prepared, lambda: self._stale(generation))
+            with self._lock:
+                chained = found is not None and (first or found[1] == 0) and not self._stale(generation)
+                entry = self._register(found[0]) if chained else None
             if entry is None:
                 return
             messages, schema, purpose = found[0]
@@ -194,9 +229,7 @@ class Prefetcher:
                 entry.client.close()
                 more = isinstance(entry.outcome, (BaseModel, LLMInvalidAnswer))
                 if more:
-                    prepared[entry.key] = entry.outcome
-                    with self._lock:  # announce the next search before the planner can ask for it
-                        self._searching += 1
+                    prepared.append(entry.outcome)
                 entry.done.set()
             if not more:
                 return
@@ -215,14 +248,15 @@ class Prefetcher:
 
     def take(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> tuple[bool, Any]:
         """(True, answer or exception) for a prepared identical request (waiting for it if in flight);
-        (False, None) otherwise — and then every prepared answer is discarded."""
+        (False, None) otherwise — and then every prepared answer is discarded, and a search still under
+        way is abandoned (the planner never waits for a prediction: it asks itself)."""
         key = answer_key(messages, schema, purpose)
         with self._lock:
-            self._found.wait_for(lambda: self._searching == 0, timeout=2.0)  # the replay takes milliseconds
             entry = self._prepared.pop(key, None)
             if entry is None:
                 self.stats.wasted += len(self._prepared)
                 self._prepared.clear()
+                self._generation += 1
                 return False, None
         started = time.monotonic()
         entry.done.wait()
@@ -236,5 +270,6 @@ class Prefetcher:
 
     def close(self) -> None:
         with self._lock:
+            self.closed = True
             self.stats.wasted += len(self._prepared)
             self._prepared.clear()

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from step_planner.domain.conditions import FACT_SYNTAX, explain_failure
 from step_planner.domain.primitives import PrimitiveLibrary
-from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer
+from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer, json_schema
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.kinds import NodeStatus
 from step_planner.planner.tree import SubgoalNode, SubgoalTree
@@ -120,7 +120,7 @@ class PromptBook:
         answer = data.get(style) if kind == "decompose" else data.get("answer")
         if not answer:
             return "(none)"
-        full = schema.model_json_schema()
+        full = json_schema(schema)
         shown = _filter(answer, full, full.get("$defs", {}))
         return f"{str(data.get('situation', '')).strip()}\nAnswer: {json.dumps(shown)}"
 
@@ -134,7 +134,7 @@ class PromptBook:
             answer_rules=rules,
             facts=", ".join(FACT_SYNTAX),
             example=self._example(kind, style, schema),
-            schema=json.dumps(schema.model_json_schema(), separators=(",", ":")),
+            schema=json.dumps(json_schema(schema), separators=(",", ":")),
         )
 
     def _messages(self, kind: str, schema: type[BaseModel], poses: list[str], style: str = "",

@@ -116,7 +116,8 @@ def run_goal(
                 if cancel.is_set():
                     outcome = Outcome(ExecCode.CANCELED, "canceled before motion")
                 else:
-                    if speculate is not None:  # ask the next question while the arm moves
+                    if speculate is not None and (not executed or executed[-1][1].duration_s
+                                                  >= config.overlap_min_motion_s):  # the arm moves: ask ahead
                         speculate(list(history), call, last_world)
                     t0 = time.monotonic()
                     try:
@@ -170,15 +171,16 @@ def _speculation(planner: StepPlanner, initial: WorldState, library: PrimitiveLi
         return None
     planner.prefetcher = prefetcher
 
-    def make_shadow(replay_llm) -> StepPlanner:
-        shadow_config = planner.config.with_changes(wall_clock_s=1e9, max_llm_calls=10**6)
+    shadow_config = planner.config.with_changes(wall_clock_s=1e9, max_llm_calls=10**6)
+
+    def make_shadow(replay_llm, prompts) -> StepPlanner:
         return StepPlanner(planner.tree.instruction, library=library, llm=replay_llm, config=shadow_config,
-                           prompts=planner.prompts, episodic=episodic, goal=goal, goal_id=planner.tree.goal_id)
+                           prompts=prompts, episodic=episodic, goal=goal, goal_id=planner.tree.goal_id)
 
     def speculate(history: list, call: PrimitiveCall, last_world: WorldState) -> None:
-        answers = dict(planner.answers.answers)
-        prefetcher.start(lambda prepared: next_request(make_shadow, initial, history, call, {**answers, **prepared},
-                                                       library, last_world))
+        answers = list(planner.answers.ordered)
+        prefetcher.start(lambda prepared, stop: next_request(make_shadow, initial, history, call, answers + prepared,
+                                                             planner.prompts, library, last_world, stop))
 
     return speculate
 

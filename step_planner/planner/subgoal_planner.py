@@ -392,7 +392,7 @@ class StepPlanner:
                 live = [c for c in tree.children(node_id) if c.status is not NodeStatus.ABANDONED]
                 if len(live) >= (limit := self._children_limit(node_id)):
                     raise BudgetExceeded(f"'{tree.node(node_id).text}' would need more than {limit} children")
-                before = self.beliefs.world.copy()
+                before = self.beliefs.world.copy() if self.plugins else self.beliefs.world  # features diff them
                 primitives_before = self.budget.primitives
                 child, ok, reason, ran = yield from self._handle_child(rnd, proposal)
                 tree.set_active(node_id)

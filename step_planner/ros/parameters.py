@@ -95,6 +95,8 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               + ", ".join(sorted(KNOWN_FEATURES)) + ").", item_choices=KNOWN_FEATURES),
     ParamSpec("planner.require_verified_success", True, "A goal succeeds only when the instruction's conditions "
               "were checked against the world; a profile that states none ends PLANNING_FAILED instead."),
+    ParamSpec("planner.overlap_min_motion_s", 0.25, "Feature overlap: prepare the next answer during a primitive "
+              "only when the previous one took at least this long (no motion to hide behind otherwise).", 0.0, 60.0),
     ParamSpec("planner.max_depth", 4, "Deepest subgoal level (the instruction is depth 0).", 1, 10),
     ParamSpec("planner.max_children", 8, "Live children of one subgoal (plus children_per_condition per fact "
               "of that subgoal).", 1, 64),
