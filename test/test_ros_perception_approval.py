@@ -83,6 +83,7 @@ def test_approval_mode_runs_only_approved_primitives():
             if step is None:
                 continue
             refuse = step == "pick(object=tape)" and not any(r for _, _, r in answers)
+            wait_until(lambda s=step: s in pending)  # as an operator would: see the step, then answer
             reply = wait_for(approve.call_async(ApproveStep.Request(approve=not refuse, reason="not now")))
             answers.append((step, reply.accepted, refuse))
             # the same primitive may be proposed again at once after a refusal: wait for the next request
