@@ -23,6 +23,7 @@ from rclpy.parameter import Parameter
 
 from step_planner.llm.loopback import Fault, LoopbackServer
 from step_planner.ros.node import StepPlannerNode
+from step_planner.ros.qos import feedback_stream
 from step_planner_interfaces.action import ExecuteTask
 
 TASK = DRAWER_TASK
@@ -107,7 +108,8 @@ class RosHarness:
         self.node = StepPlannerNode(self.name[1:], context=self.context,
                                     parameter_overrides=[Parameter(k, value=v) for k, v in values.items()])
         self.client_node = rclpy.create_node("step_planner_test_client", context=self.context)
-        self.client = ActionClient(self.client_node, ExecuteTask, f"{self.name}/execute_task")
+        self.client = ActionClient(self.client_node, ExecuteTask, f"{self.name}/execute_task",
+                                   feedback_sub_qos_profile=feedback_stream())
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
         self.executor.add_node(self.client_node)

@@ -38,7 +38,7 @@ from step_planner.ros.goal_policy import GoalArbiter, Ticket
 from step_planner.ros.goal_session import EpisodicMemories, GoalRequest, GoalSession, SessionError
 from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer
 from step_planner.ros.progress import GoalProgress
-from step_planner.ros.qos import latched, perception
+from step_planner.ros.qos import feedback_stream, latched, perception
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
 from step_planner_interfaces.srv import ApproveStep
@@ -108,7 +108,7 @@ class StepPlannerNode(Node):
                                      on_pending=lambda text: self._pending_pub.publish(String(data=text)))
         self._action = ActionServer(
             self, ExecuteTask, "~/execute_task", execute_callback=self._execute, goal_callback=self._on_goal,
-            cancel_callback=self._on_cancel, callback_group=goals,
+            cancel_callback=self._on_cancel, callback_group=goals, feedback_pub_qos_profile=feedback_stream(),
         )
         self.create_subscription(ObjectPoses, "~/object_poses", self._on_object_poses, perception(),
                                  callback_group=self._io)

@@ -27,3 +27,21 @@ def perception() -> QoSProfile:
         reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.VOLATILE,
     )
+
+
+FEEDBACK_DEPTH = 100
+
+
+def feedback_stream() -> QoSProfile:
+    """Action feedback: reliable, keep the last 100 (rclpy's default is 10).
+
+    The symbolic and sim backends change the tree in bursts of tens of events between two spins of a
+    busy client; with depth 10 the writer's and reader's histories push out the feedback of a primitive
+    before the client reads it. Clients that want every message use the same profile.
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=FEEDBACK_DEPTH,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )

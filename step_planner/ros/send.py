@@ -13,7 +13,7 @@ import rclpy
 from rclpy.action import ActionClient
 
 from step_planner.ros.conversions import ERROR_NAMES, msg_to_tree, render_tree
-from step_planner.ros.qos import latched
+from step_planner.ros.qos import feedback_stream, latched
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import SubgoalTree
 
@@ -47,7 +47,8 @@ def main_send(argv: list[str] | None = None) -> int:
     node = rclpy.create_node("step_planner_send")
     out = sys.stdout
     try:
-        client = ActionClient(node, ExecuteTask, f"{args.node}/execute_task")
+        client = ActionClient(node, ExecuteTask, f"{args.node}/execute_task",
+                              feedback_sub_qos_profile=feedback_stream())
         if not client.wait_for_server(timeout_sec=args.wait):
             print(f"step-planner send: no action server {args.node}/execute_task", file=sys.stderr)
             return 2
