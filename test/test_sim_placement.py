@@ -93,14 +93,40 @@ def test_three_blocks_into_the_box_in_physics():
 
 
 @pytest.mark.sim
-def test_an_open_upper_drawer_blocks_the_lower_handle_until_closed():
+@pytest.mark.slow
+def test_front_handle_grasp_opens_and_serves_a_lower_drawer_under_an_open_upper_one():
+    """The STEP stacked-drawer case that top-down handle grasps could not do: with the top drawer
+    open over it, the bottom drawer is opened, an object comes out of it and one goes in, and
+    both drawers close again."""
     from step_planner.execution.sim.executor import SimExecutor
 
     library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
     ex = SimExecutor(library, load_scene(ROOT / "config" / "scenes" / "two_drawers.yaml"), seed=1)
-    assert ex.execute(library.parse_call_text("open_drawer(top_drawer)")).code is ExecCode.SUCCESS
-    out = ex.execute(library.parse_call_text("open_drawer(bottom_drawer)"))
-    assert out.code is ExecCode.PLAN_FAILED and "close top_drawer first" in out.message
-    assert ex.execute(library.parse_call_text("close_drawer(top_drawer)")).code is ExecCode.SUCCESS
-    out = ex.execute(library.parse_call_text("open_drawer(bottom_drawer)"))
-    assert out.code is ExecCode.SUCCESS, out.message
+    for text in ("open_drawer(top_drawer)", "open_drawer(bottom_drawer)"):
+        out = ex.execute(library.parse_call_text(text))
+        assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
+    seen = ex.observe()
+    assert seen.places["top_drawer"].is_open and seen.places["bottom_drawer"].is_open
+    assert seen.places["top_drawer"].geometry["opening"] > 0.08  # the top drawer really stayed open
+    for text in ("pick(tape)", "place(tape, bottom_drawer)", "pick(screwdriver)", "place(screwdriver, table)",
+                 "close_drawer(bottom_drawer)", "close_drawer(top_drawer)"):
+        out = ex.execute(library.parse_call_text(text))
+        assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
+    seen = ex.observe()
+    assert {n: seen.objects[n].location for n in ("tape", "screwdriver", "pen")} == {
+        "tape": "bottom_drawer", "screwdriver": "table", "pen": "bottom_drawer"}
+    assert not seen.places["top_drawer"].is_open and not seen.places["bottom_drawer"].is_open
+
+
+def test_a_stack_whose_lower_drawer_cannot_be_reached_is_refused():
+    from step_planner.domain.scene import scene_from_dict
+    from step_planner.execution.sim.scene_builder import SceneGeometryError, build_scene
+
+    geo = {"cabinet_position": [0.8, -0.38, 0.0], "inner_size": [0.3, 0.3, 0.04]}
+    world = scene_from_dict({"places": [
+        {"name": "table", "kind": "surface"},
+        {"name": "upper", "kind": "drawer", "open": False, "geometry": {**geo, "slide": 0.2, "level": 1}},
+        {"name": "lower", "kind": "drawer", "open": False, "geometry": {**geo, "slide": 0.2, "level": 0}},
+    ]})
+    with pytest.raises(SceneGeometryError, match=r"place 'lower'.*slide at least"):
+        build_scene(world)

@@ -16,21 +16,14 @@ import numpy as np
 from step_planner.domain.primitives import PrimitiveCall
 from step_planner.execution.base import ExecCode
 from step_planner.execution.sim import perception as perc
+from step_planner.execution.sim import place_targets as targets
 from step_planner.execution.sim.control import MotionInterrupted
-from step_planner.execution.sim.ik import topdown_rotation
+from step_planner.execution.sim.ik import front_rotation, topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
-from step_planner.execution.sim.placement import (
-    PALM_ABOVE_GRASP,
-    Area,
-    Footprint,
-    Resting,
-    free_spots,
-    grasp_height,
-    palm_zone,
-)
+from step_planner.execution.sim.placement import Resting, free_spots
 from step_planner.execution.sim.planning import Attachment
-from step_planner.execution.sim.scene_builder import COVERED_SLOTS_DY, WALL, SceneInfo
+from step_planner.execution.sim.scene_builder import SceneInfo
 
 APPROACH = 0.12  # pre-grasp / pre-place height above the grasp point
 FINGERTIP_BELOW_GRASP = 0.008  # fingertips reach this far below the grasp frame
@@ -38,7 +31,8 @@ MAX_GRASP_WIDTH = 0.075
 HANDLE_OPENING = 0.028
 PUSH_DISTANCE = 0.06
 RELEASE_GAP = 0.01  # fingers open this much to let go, not wide (neighbours, walls)
-CONTAINER_GAP = 0.003  # between objects set down side by side in a container
+PICK_GAP = 0.01  # each finger opens this far beyond the object before a pick (as placement assumes)
+HANDLE_YAWS = (0.0, 0.3, -0.3, 0.45, -0.45)  # approach directions to a handle: straight in, then turned
 DIRECTIONS = {"forward": (1.0, 0.0), "backward": (-1.0, 0.0), "left": (0.0, 1.0), "right": (0.0, -1.0)}
 
 
@@ -78,8 +72,13 @@ class SimPrimitives:
         last: MotionInterrupted | None = None
         for a in self._angles(angles):
             try:
-                q = self.arm.solve_ik(point + [0, 0, APPROACH], topdown_rotation(a), what)
-                descent = self.arm.plan_linear(q, point, f"descent to {what}") if descend else None
+                q, descent = self._pose_with_entry(
+                    point + [0, 0, APPROACH],
+                    topdown_rotation(a),
+                    point if descend else None,
+                    what,
+                    f"descent to {what}",
+                )
                 self.arm.move_joints(q, what, cancel, monitor)
             except MotionInterrupted as exc:
                 if exc.code is ExecCode.CANCELED or exc.code is ExecCode.OBJECT_SLIPPED:
@@ -91,6 +90,30 @@ class SimPrimitives:
             return a
         assert last is not None
         raise last
+
+    def _pose_with_entry(
+        self, pose: np.ndarray, rotation: np.ndarray, entry_to: np.ndarray | None, what: str, entry_what: str
+    ) -> tuple[np.ndarray, list[np.ndarray] | None]:
+        """IK for ``pose`` whose straight line on to ``entry_to`` (if given) is feasible too; both
+        are checked before anything moves. Raises the entry's own error when no seed gives one."""
+        found: dict[str, list[np.ndarray]] = {}
+        errors: list[MotionInterrupted] = []
+
+        def entry_ok(q: np.ndarray) -> bool:
+            try:
+                found["path"] = self.arm.plan_linear(q, entry_to, entry_what)
+                return True
+            except MotionInterrupted as exc:
+                errors.append(exc)
+                return False
+
+        try:
+            q = self.arm.solve_ik(pose, rotation, what, then=entry_ok if entry_to is not None else None)
+        except MotionInterrupted:
+            if errors:
+                raise errors[0] from None
+            raise
+        return q, found.get("path")
 
     def _yaws_for(self, name: str, preferred: float) -> list[float]:
         """A cylinder can be held at any yaw; a box only across its narrow side."""
@@ -157,18 +180,19 @@ class SimPrimitives:
             )
         grasp = pos.copy()
         grasp[2] = max(pos[2], pos[2] + obj.half[2] - 0.03, pos[2] - obj.half[2] + FINGERTIP_BELOW_GRASP + 0.004)
-        self.ctl.gripper(FINGER_MAX, cancel)
+        opening = min(FINGER_MAX, width / 2 + PICK_GAP)  # not wide open: neighbours, drawer and tray walls
+        self.ctl.gripper(opening, cancel)
         self.arm.checker.attach(None)
         yaws = self._yaws_for(name, angle)
         self.grasp_angle = self._move_above(grasp, yaws, name, cancel, descend=True)
         self.ctl.gripper(0.0, cancel)
         if not perc.is_held(self.model, self.data, self.index, self.info, name):
-            opening = self.ctl.finger_opening
-            self.ctl.gripper(FINGER_MAX, cancel)
+            closed = self.ctl.finger_opening
+            self.ctl.gripper(opening, cancel)
             self.arm.move_linear(grasp + [0, 0, APPROACH], "retreat", cancel)
             raise MotionInterrupted(
                 ExecCode.GRASP_FAILED,
-                f"fingers closed on nothing at {name}'s position (opening {opening * 1000:.1f} mm)",
+                f"fingers closed on nothing at {name}'s position (opening {closed * 1000:.1f} mm)",
             )
         self.grasp_dz = float(pos[2] - self.arm.grasp_position()[2])
         attachment = self._attachment(name)
@@ -189,20 +213,15 @@ class SimPrimitives:
         for o, info in self.info.objects.items():
             pos = perc.object_position(self.data, self.info, o)
             if o != name and o != self.held and abs(pos[2] - info.half[2] - support_z) < 0.03:
-                yaw = perc.object_yaw(self.data, self.info, o)
-                fp = Footprint(pos[:2], info.half[:2].copy(), yaw, round=info.shape == "cylinder")
-                palm = palm_zone(info.shape, info.half, yaw, pos[:2])
-                out.append(Resting(fp, 2 * float(info.half[2]), grasp_height(info.half) + PALM_ABOVE_GRASP, palm))
+                out.append(targets.resting(info.shape, info.half, pos[:2], perc.object_yaw(self.data, self.info, o)))
         return out
 
     def _place_yaws(self, name: str) -> list[tuple[float, float]]:
         """(hand yaw, resulting object yaw) pairs: the grasp yaw first, then the wrist turned."""
-        obj_yaw = perc.object_yaw(self.data, self.info, name)
         y_axis = self.data.xmat[self.index.grasp_body].reshape(3, 3)[:, 1]
         hand_now = float(np.arctan2(y_axis[1], y_axis[0]))
-        if self.info.objects[name].shape == "cylinder":
-            return [(a, obj_yaw) for a in self._yaws_for(name, self.grasp_angle)]
-        return [(_wrap(hand_now + t), _wrap(obj_yaw + t)) for t in (0.0, np.pi / 2, np.pi / 4, -np.pi / 4)]
+        obj = self.info.objects[name]
+        return targets.place_yaws(obj.shape, obj.half, hand_now, perc.object_yaw(self.data, self.info, name))
 
     def _place_spots(self, name: str, target: str) -> tuple[list[tuple[np.ndarray, float]], float]:
         """Candidate (centre, hand yaw) spots, best first, and the support height."""
@@ -210,61 +229,50 @@ class SimPrimitives:
         yaws = self._place_yaws(name)
         if target in self.info.drawers:
             d = self.info.drawers[target]
-            frame = self.data.xpos[d.body_id]
             opening = perc.drawer_opening(self.data, self.info, target)
-            cabinet_front = frame[0] + opening - (d.inner[0] / 2 + WALL)
-            # exposed part of the drawer; a drawer below another one also loses the strip under
-            # the upper drawer's handle bar and keeps to the side away from that handle
-            back = min(frame[0] + d.inner[0] / 2, cabinet_front - 0.01 - (0.06 if d.covered else 0.0))
-            y_lo = frame[1] + (COVERED_SLOTS_DY[-1] - 0.03 if d.covered else -d.inner[1] / 2)
-            area = Area(np.array([frame[0] - d.inner[0] / 2, y_lo]), np.array([back, frame[1] + d.inner[1] / 2]))
+            floor, hand = targets.drawer_areas(d, opening, float(self.data.xpos[d.body_id][1]))
+            others = self._resting_on(name, d.floor_z)
             spots = free_spots(
-                area,
+                floor,
                 obj.shape,
                 obj.half,
                 yaws,
-                self._resting_on(name, d.floor_z),
-                CONTAINER_GAP,
-                area.fill_order,
+                others,
+                targets.CONTAINER_GAP,
+                floor.fill_order,
                 pack=True,
+                hand_area=hand,
             )
             return spots, d.floor_z
         if target in self.info.trays:
             t = self.info.trays[target]
-            inner = t.size[:2] / 2 - 0.008
-            area = Area(t.position[:2] - inner, t.position[:2] + inner)
-            z = float(t.position[2] + 0.005)
+            floor = targets.tray_area(t.position, t.size)
+            z = float(t.position[2] + targets.TRAY_FLOOR)
+            others = self._resting_on(name, z)
             spots = free_spots(
-                area,
-                obj.shape,
-                obj.half,
-                yaws,
-                self._resting_on(name, z),
-                CONTAINER_GAP,
-                area.fill_order,
-                pack=True,
+                floor, obj.shape, obj.half, yaws, others, targets.CONTAINER_GAP, floor.fill_order, pack=True
             )
             return spots, z
         if target == self.info.table:
             here = perc.object_position(self.data, self.info, name)[:2]
-            area = Area(np.array([0.25, -0.35]), np.array([0.68, 0.35]))  # within top-down reach
             others = self._resting_on(name, 0.0) + self._fixtures()
             spots = free_spots(
-                area, obj.shape, obj.half, yaws, others, 0.015, lambda c: float(np.linalg.norm(c - here)), spread=0.05
+                targets.TABLE_REACH,
+                obj.shape,
+                obj.half,
+                yaws,
+                others,
+                0.015,
+                lambda c: float(np.linalg.norm(c - here)),
+                spread=0.05,
             )
             return spots, 0.0
         raise MotionInterrupted(ExecCode.PLAN_FAILED, f"the simulator cannot place onto {target}")
 
     def _fixtures(self) -> list[Resting]:
-        """Trays and cabinets (with an open drawer and the handle zone in front) as table obstacles."""
-        boxes = [Footprint(t.position[:2], t.size[:2] / 2 + 0.02, 0.0) for t in self.info.trays.values()]
-        for dr in self.info.drawers.values():
-            handle_x = self.data.site_xpos[dr.handle_site][0]
-            back = dr.closed_center[0] + dr.inner[0] / 2 + 2 * WALL
-            x0 = handle_x - 0.05
-            half = np.array([(back - x0) / 2, dr.inner[1] / 2 + 2 * WALL + 0.03])
-            boxes.append(Footprint(np.array([(back + x0) / 2, dr.closed_center[1]]), half, 0.0))
-        return [Resting(b, 0.0, 0.0, None) for b in boxes]
+        """Trays and cabinets (drawers fully open, the handle corridors) as table obstacles."""
+        trays = [(t.position, t.size) for t in self.info.trays.values()]
+        return targets.tray_fixtures(trays) + targets.cabinet_fixtures(list(self.info.drawers.values()))
 
     def place(self, name: str, target: str, cancel) -> str:
         if not perc.is_held(self.model, self.data, self.index, self.info, name):
@@ -299,47 +307,95 @@ class SimPrimitives:
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} ended at {where}, not in/on {target}")
         return f"placed {name} at {np.round(perc.object_position(self.data, self.info, name), 3).tolist()}"
 
-    def _grasp_handle(self, drawer: str, cancel) -> np.ndarray:
+    def _handle_approaches(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(hand rotation, approach direction) for a front grasp of a vertical handle bar: straight
+        into the cabinet first, then turned toward the robot's side; both rolls of the hand."""
+        out = []
+        for yaw in HANDLE_YAWS:
+            direction = np.array([np.cos(yaw), np.sin(yaw), 0.0])
+            out += [(front_rotation(yaw, sign), direction) for sign in (1.0, -1.0)]
+        return out
+
+    def _to_handle(self, drawer: str, cancel, enter: bool) -> np.ndarray:
+        """Move the open hand in front of the handle (and with ``enter`` straight in around it);
+        returns the approach direction used. The first approach whose IK, path and (with
+        ``enter``) straight entry are free of collisions is taken."""
+        handle = self.data.site_xpos[self.info.drawers[drawer].handle_site].copy()
+        what = f"the {drawer} handle"
+        last: MotionInterrupted | None = None
+        for rotation, direction in self._handle_approaches():
+            try:
+                q, entry = self._pose_with_entry(
+                    handle - targets.FRONT_APPROACH * direction,
+                    rotation,
+                    handle if enter else None,
+                    what,
+                    f"approach to {what}",
+                )
+                self.arm.move_joints(q, what, cancel)
+            except MotionInterrupted as exc:
+                if exc.code is ExecCode.CANCELED:
+                    raise
+                last = exc
+                continue
+            if entry is not None:
+                self.arm.run_path(entry, cancel)
+            return direction
+        assert last is not None
+        raise last
+
+    def _grasp_handle(self, drawer: str, cancel) -> tuple[np.ndarray, np.ndarray]:
+        """Front grasp: hand horizontal, fingers closing across the vertical bar. Returns the
+        handle position and the approach direction."""
         d = self.info.drawers[drawer]
         handle = self.data.site_xpos[d.handle_site].copy()
         self.ctl.gripper(HANDLE_OPENING, cancel)
         self.arm.checker.attach(None)
-        self._move_above(handle, [0.0], f"the {drawer} handle", cancel, descend=True)
+        direction = self._to_handle(drawer, cancel, enter=True)
         self.ctl.gripper(0.0, cancel)
         if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:
             self.ctl.gripper(HANDLE_OPENING, cancel)
-            self.arm.move_linear(handle + [0, 0, APPROACH], "retreat", cancel)
+            self.arm.move_linear(handle - targets.FRONT_APPROACH * direction, "retreat", cancel)
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"fingers missed the {drawer} handle")
-        return handle
+        return handle, direction
 
-    def _release_handle(self, cancel) -> None:
+    def _release_handle(self, direction: np.ndarray, cancel) -> None:
+        """Let go and back out: straight back first (a drawer above may be open), else back and up."""
         self.ctl.gripper(HANDLE_OPENING, cancel)
-        self.arm.move_linear(self.arm.grasp_position() + [0, 0, 0.1], "retreat from the handle", cancel)
+        here = self.arm.grasp_position()
+        back = targets.FRONT_APPROACH * direction
+        last: MotionInterrupted | None = None
+        for offset in (-back, -0.5 * back, -0.5 * back + [0, 0, 0.06], np.array([0.0, 0.0, 0.08])):
+            try:
+                path = self.arm.plan_linear(self.ctl.q, here + offset, "retreat from the handle")
+            except MotionInterrupted as exc:
+                last = exc
+                continue
+            self.arm.run_path(path, cancel)
+            return
+        assert last is not None
+        raise last
 
-    def _blocking_upper(self, drawer: str) -> str | None:
-        """An open drawer stacked above ``drawer``: it sits over this drawer's handle and contents,
-        where a top-down grasp cannot reach (a real limit of this hand's top-down grasps)."""
+    def _moving_with(self, drawer: str) -> frozenset[int]:
+        """Geoms that move with a drawer being pulled or pushed: its own and those of its contents."""
         d = self.info.drawers[drawer]
-        for name, other in self.info.drawers.items():
-            above = d.covered and not other.covered and np.allclose(other.closed_center, d.closed_center)
-            if above and perc.drawer_opening(self.data, self.info, name) > perc.DRAWER_CLOSED_TOL:
-                return name
-        return None
+        inside = [
+            o
+            for o in self.info.objects
+            if perc.object_location(self.model, self.data, self.index, self.info, o) == drawer
+        ]
+        ids = {int(g) for o in inside for g in np.where(self.model.geom_bodyid == self.info.objects[o].body_id)[0]}
+        return d.geom_ids | ids
 
     def open_drawer(self, drawer: str, cancel) -> str:
         d = self.info.drawers[drawer]
-        if upper := self._blocking_upper(drawer):
-            raise MotionInterrupted(
-                ExecCode.PLAN_FAILED,
-                f"the open {upper} covers the {drawer} handle; top-down grasps cannot reach it (close {upper} first)",
-            )
-        handle = self._grasp_handle(drawer, cancel)
-        travel = d.slide - perc.drawer_opening(self.data, self.info, drawer) - 0.01
+        handle, direction = self._grasp_handle(drawer, cancel)
+        travel = d.open_position - perc.drawer_opening(self.data, self.info, drawer)
         grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        self.arm.move_linear(
-            handle - [travel, 0, 0], f"pull the {drawer} open", cancel, grip, speed=0.15, moving=d.geom_ids
-        )
-        self._release_handle(cancel)
+        moving = self._moving_with(drawer)
+        goal = handle - [travel, 0, 0]
+        self.arm.move_linear(goal, f"pull the {drawer} open", cancel, grip, speed=0.15, moving=moving)
+        self._release_handle(direction, cancel)
         self.robot_at = drawer
         opening = perc.drawer_opening(self.data, self.info, drawer)
         if not perc.drawer_is_open(self.data, self.info, drawer):
@@ -348,13 +404,13 @@ class SimPrimitives:
 
     def close_drawer(self, drawer: str, cancel) -> str:
         d = self.info.drawers[drawer]
-        handle = self._grasp_handle(drawer, cancel)
+        handle, direction = self._grasp_handle(drawer, cancel)
         travel = perc.drawer_opening(self.data, self.info, drawer) - 0.003
         grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        self.arm.move_linear(
-            handle + [travel, 0, 0], f"push the {drawer} closed", cancel, grip, speed=0.15, moving=d.geom_ids
-        )
-        self._release_handle(cancel)
+        moving = self._moving_with(drawer)
+        goal = handle + [travel, 0, 0]
+        self.arm.move_linear(goal, f"push the {drawer} closed", cancel, grip, speed=0.15, moving=moving)
+        self._release_handle(direction, cancel)
         self.robot_at = drawer
         opening = perc.drawer_opening(self.data, self.info, drawer)
         if opening > perc.DRAWER_CLOSED_TOL:
@@ -390,8 +446,12 @@ class SimPrimitives:
             return self.home(cancel)
         if target in self.info.objects:
             point = perc.object_position(self.data, self.info, target) + [0, 0, 0.08]
+        elif target in self.info.drawers and self.held is None:
+            self._to_handle(target, cancel, enter=False)
+            self.robot_at = target
+            return f"gripper in front of the {target} handle"
         elif target in self.info.drawers:
-            point = self.data.site_xpos[self.info.drawers[target].handle_site] + [0, 0, 0.08]
+            point = self.data.site_xpos[self.info.drawers[target].handle_site] + [0, 0, 0.12]
         elif target in self.info.trays:
             point = self.info.trays[target].position + [0, 0, 0.1]
         elif target == self.info.table:

@@ -1,0 +1,104 @@
+"""Where on each kind of target an object may rest: floor areas, the hand's limits, table fixtures.
+
+One definition serves both the scene builder (objects listed ``at:`` a drawer or tray start at
+spots found exactly as ``place`` would find them) and ``place`` itself, so a scene never starts
+with an object where the arm could not have put it, or could not pick it from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from step_planner.execution.sim.cabinet import HANDLE_STANDOFF, WALL, DrawerInfo
+from step_planner.execution.sim.placement import (
+    HAND_HALF,
+    PALM_ABOVE_GRASP,
+    Area,
+    Footprint,
+    Resting,
+    free_spots,
+    grasp_height,
+    palm_zone,
+)
+
+CONTAINER_GAP = 0.003  # between objects set down side by side in a container
+TRAY_WALL = 0.008
+TRAY_FLOOR = 0.005
+# within top-down reach (IK reaches 0.78 m from the base; approach and lift need a margin)
+TABLE_REACH = Area(np.array([0.22, -0.55]), np.array([0.72, 0.55]), max_radius=0.7)
+CABINET_HEIGHT = 0.25  # above any palm: nothing is set down where the hand would meet a cabinet
+FRONT_APPROACH = 0.08  # a handle grasp starts this far in front of the handle
+HANDLE_CORRIDOR = FRONT_APPROACH + 0.16  # plus hand and wrist behind the grasp point: kept clear
+OPEN = np.inf
+
+
+def resting(shape: str, half: np.ndarray, xy: np.ndarray, yaw: float) -> Resting:
+    """An object standing at ``xy``: its footprint, height and its pick's palm zone."""
+    fp = Footprint(np.asarray(xy, dtype=float), half[:2].copy(), yaw, round=shape == "cylinder")
+    palm = palm_zone(shape, half, yaw, fp.centre)
+    return Resting(fp, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP, palm)
+
+
+def pick_hand_yaw(shape: str, half: np.ndarray, obj_yaw: float) -> float:
+    """The hand yaw ``pick`` grips a box with (across its narrow side); a cylinder's is free."""
+    if shape == "cylinder":
+        return np.pi / 2
+    return obj_yaw + np.pi / 2 if half[0] >= half[1] else obj_yaw
+
+
+def drawer_areas(d: DrawerInfo, opening: float, y_center: float) -> tuple[Area, Area]:
+    """The drawer's floor (world, at this opening) and where a hand reaching into it may be: behind
+    the drawer's own front and in front of ``reach_x`` (what stands above the drawer)."""
+    front = d.interior_front(opening)
+    half_y = d.inner[1] / 2
+    floor = Area(np.array([front, y_center - half_y]), np.array([front + d.inner[0], y_center + half_y]))
+    hand = Area(np.array([front - WALL, -OPEN]), np.array([d.reach_x, OPEN]))
+    return floor, hand
+
+
+def tray_area(position: np.ndarray, size: np.ndarray) -> Area:
+    inner = size[:2] / 2 - TRAY_WALL
+    return Area(position[:2] - inner, position[:2] + inner)
+
+
+def closed_handle_xy(d: DrawerInfo) -> np.ndarray:
+    return np.array([d.closed_center[0] - d.inner[0] / 2 - 2 * WALL - HANDLE_STANDOFF, d.closed_center[1]])
+
+
+def cabinet_fixtures(drawers: list[DrawerInfo]) -> list[Resting]:
+    """Table zones kept free of objects: each cabinet, its drawers fully open, and the corridor in
+    front of the handles where the horizontal hand and wrist come in."""
+    out = []
+    for d in drawers:
+        handle = closed_handle_xy(d)
+        x0 = handle[0] - d.slide - HANDLE_CORRIDOR
+        x1 = d.closed_center[0] + d.inner[0] / 2 + 2 * WALL + 0.01
+        half_y = max(d.inner[1] / 2 + 2 * WALL + 0.02, HAND_HALF[0] + 0.01)
+        box = Footprint(np.array([(x0 + x1) / 2, d.closed_center[1]]), np.array([(x1 - x0) / 2, half_y]), 0.0)
+        out.append(Resting(box, CABINET_HEIGHT, 0.0, None))
+    return out
+
+
+def tray_fixtures(trays: list[tuple[np.ndarray, np.ndarray]]) -> list[Resting]:
+    """Trays, bins and boxes (position, size) as table obstacles, with room for the fingers; as
+    tall as their walls, so no palm is brought down onto them."""
+    return [Resting(Footprint(p[:2], s[:2] / 2 + 0.02, 0.0), float(s[2]), 0.0, None) for p, s in trays]
+
+
+def place_yaws(shape: str, half: np.ndarray, hand_now: float, obj_yaw: float) -> list[tuple[float, float]]:
+    """(hand yaw, resulting object yaw) pairs: the current grasp first, then the wrist turned."""
+    if shape == "cylinder":
+        return [(a, obj_yaw) for a in (np.pi / 2, 0.0, np.pi / 4, -np.pi / 4)]
+    return [(hand_now + t, obj_yaw + t) for t in (0.0, np.pi / 2, np.pi / 4, -np.pi / 4)]
+
+
+def container_spot(
+    floor: Area, shape: str, half: np.ndarray, obj_yaw: float, others: list[Resting], hand: Area | None = None
+) -> tuple[np.ndarray, float] | None:
+    """The best free (centre, object yaw) in a container for an object lying at ``obj_yaw``, or None."""
+    yaws = place_yaws(shape, half, pick_hand_yaw(shape, half, obj_yaw), obj_yaw)
+    spots = free_spots(floor, shape, half, yaws, others, CONTAINER_GAP, floor.fill_order, pack=True, hand_area=hand)
+    if not spots:
+        return None
+    xy, hand_yaw = spots[0]
+    return xy, dict(yaws)[hand_yaw]
