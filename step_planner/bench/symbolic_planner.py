@@ -73,6 +73,9 @@ class _Space:
         self.want_closed = {a.args[0] for a in goal if a.predicate in ("open", "closed")
                             and (a.predicate == "closed") != a.negated}
         self.want_empty = any(a.predicate == "gripper_empty" and not a.negated for a in goal)
+        # whether some object may still be in the hand at the end (then one "take it out of
+        # there" needs no place)
+        self.may_end_holding = not self.want_empty and all(w.target != GRIPPER for w in self.wants.values())
 
     @staticmethod
     def _object_wants(goal: tuple[Atom, ...]) -> dict[str, _Wants]:
@@ -150,6 +153,7 @@ class _Space:
     def estimate(self, state: _State) -> int:
         """Primitives every plan from ``state`` still needs (a consistent lower bound)."""
         cost = 0
+        away = 0  # objects that must only leave where they are: a pick, and a place unless it ends in the hand
         enter: set[str] = set()  # drawers some pick or place must reach into
         for obj, loc in state.locs:
             wants = self.wants.get(obj)
@@ -157,7 +161,10 @@ class _Space:
                 continue
             if loc == GRIPPER:
                 cost += 1  # a place (a held object only misses a place target)
-            elif wants.target == GRIPPER or wants.target is None:
+            elif wants.target is None:
+                away += 1
+                enter.add(loc)
+            elif wants.target == GRIPPER:
                 cost += 1  # a pick satisfies it
                 enter.add(loc)
             else:
@@ -165,12 +172,33 @@ class _Space:
                 enter.add(loc)
             if wants.target in self.places:
                 enter.add(wants.target)
-        if state.held is not None and state.held not in self.wants and (self.want_empty or cost):
+        cost += 2 * away - (away > 0 and self.may_end_holding and self._one_may_stay(state))
+        held = state.held
+        if held is not None and (held not in self.wants or self.wants[held].met(GRIPPER)) and (self.want_empty or cost):
             cost += 1  # the held object must go down first
         for d in self.drawers:
             must_open = d not in state.opened and (d in enter or d in self.want_open)
             cost += must_open + (d in self.want_closed and (must_open or d in state.opened))
         return cost
+
+    def _one_may_stay(self, state: _State) -> bool:
+        """Whether some object that only has to leave its place could leave last, picked and never
+        put down: its place must hold it until then, with everything else that arrives there
+        (a full tray makes the block of the wrong colour go down elsewhere first)."""
+        locs = dict(state.locs)
+        for obj, loc in state.locs:
+            wants = self.wants.get(obj)
+            if wants is None or wants.target is not None or wants.met(loc) or loc not in self.places:
+                continue
+            capacity = self.places[loc].capacity
+            if capacity is None:
+                return True
+            here = [o for o, at in state.locs if at == loc]
+            leaving = sum(1 for o in here if o in self.wants and not self.wants[o].met(loc))
+            arriving = sum(1 for o, w in self.wants.items() if w.target == loc and locs.get(o) != loc)
+            if self.fixed_counts.get(loc, 0) + len(here) - (leaving - 1) + arriving <= capacity:
+                return True
+        return False
 
     def capacity_problem(self) -> str | None:
         """A place the goal sends more objects to than it holds (no search could succeed)."""

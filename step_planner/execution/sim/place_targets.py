@@ -16,16 +16,22 @@ from step_planner.execution.sim.placement import (
     Area,
     Footprint,
     Resting,
+    fits,
     free_spots,
     grasp_height,
+    held_footprints,
     palm_zone,
 )
 
 CONTAINER_GAP = 0.003  # between objects set down side by side in a container
+TABLE_GAP = 0.015  # between objects on the table
+CONTAINER_REACH = 0.74  # container spots farther from the base than this are not used
+HAND_UNDERSIDE = 0.039  # the hand's underside above the grasp point (measured on the model)
+SAFETY = 0.006  # the motion planner's collision margin
 TRAY_WALL = 0.008
 TRAY_FLOOR = 0.005
 # within top-down reach (IK reaches 0.78 m from the base; approach and lift need a margin)
-TABLE_REACH = Area(np.array([0.22, -0.55]), np.array([0.72, 0.55]), max_radius=0.7)
+TABLE_REACH = Area(np.array([0.18, -0.55]), np.array([0.72, 0.55]), max_radius=0.7)
 CABINET_HEIGHT = 0.25  # above any palm: nothing is set down where the hand would meet a cabinet
 FRONT_APPROACH = 0.08  # a handle grasp starts this far in front of the handle
 HANDLE_CORRIDOR = FRONT_APPROACH + 0.16  # plus hand and wrist behind the grasp point: kept clear
@@ -33,10 +39,12 @@ OPEN = np.inf
 
 
 def resting(shape: str, half: np.ndarray, xy: np.ndarray, yaw: float) -> Resting:
-    """An object standing at ``xy``: its footprint, height and its pick's palm zone."""
+    """An object standing at ``xy``: its footprint, height, its pick's palm zone and fingers (a
+    cylinder's at the yaw ``pick`` tries first)."""
     fp = Footprint(np.asarray(xy, dtype=float), half[:2].copy(), yaw, round=shape == "cylinder")
     palm = palm_zone(shape, half, yaw, fp.centre)
-    return Resting(fp, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP, palm)
+    fingers = held_footprints(shape, half, yaw, pick_hand_yaw(shape, half, yaw), fp.centre)[1]
+    return Resting(fp, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP, palm, fingers)
 
 
 def pick_hand_yaw(shape: str, half: np.ndarray, obj_yaw: float) -> float:
@@ -53,10 +61,22 @@ def drawer_areas(d: DrawerInfo, opening: float, y_center: float) -> tuple[Area, 
     half_y = d.inner[1] / 2
     floor = Area(np.array([front, y_center - half_y]), np.array([front + d.inner[0], y_center + half_y]))
     hand = Area(np.array([front - WALL, -OPEN]), np.array([d.reach_x, OPEN]))
-    return floor, hand
+    return Area(floor.lo, floor.hi, max_radius=CONTAINER_REACH), hand
 
 
 def tray_area(position: np.ndarray, size: np.ndarray) -> Area:
+    inner = size[:2] / 2 - TRAY_WALL
+    return Area(position[:2] - inner, position[:2] + inner, max_radius=CONTAINER_REACH)
+
+
+def tray_hand_area(position: np.ndarray, size: np.ndarray, half: np.ndarray) -> Area | None:
+    """Where the hand must stay while it reaches into a tray or bin for this object: inside the
+    walls when its underside would come lower than their top (a flat object in a deep bin),
+    anywhere otherwise. The hand is 21 cm along the closing axis, so a small deep bin takes no
+    flat objects: an honest "no room", not a collision."""
+    underside = grasp_height(half) + HAND_UNDERSIDE  # above the floor, at a pick (a place lets go higher)
+    if underside >= size[2] - TRAY_FLOOR + SAFETY:
+        return None
     inner = size[:2] / 2 - TRAY_WALL
     return Area(position[:2] - inner, position[:2] + inner)
 
@@ -73,7 +93,7 @@ def cabinet_fixtures(drawers: list[DrawerInfo]) -> list[Resting]:
         handle = closed_handle_xy(d)
         x0 = handle[0] - d.slide - HANDLE_CORRIDOR
         x1 = d.closed_center[0] + d.inner[0] / 2 + 2 * WALL + 0.01
-        half_y = max(d.inner[1] / 2 + 2 * WALL + 0.02, HAND_HALF[0] + 0.01)
+        half_y = max(d.inner[1] / 2 + 2 * WALL + 0.01, HAND_HALF[0] + 0.01)
         box = Footprint(np.array([(x0 + x1) / 2, d.closed_center[1]]), np.array([(x1 - x0) / 2, half_y]), 0.0)
         out.append(Resting(box, CABINET_HEIGHT, 0.0, None))
     return out
@@ -102,3 +122,26 @@ def container_spot(
         return None
     xy, hand_yaw = spots[0]
     return xy, dict(yaws)[hand_yaw]
+
+
+def pick_yaw_pairs(shape: str, half: np.ndarray, obj_yaw: float) -> list[tuple[float, float]]:
+    """The (hand yaw, object yaw) pairs ``pick`` may grip an object lying at ``obj_yaw`` with."""
+    if shape == "cylinder":
+        return [(a, obj_yaw) for a in (np.pi / 2, 0.0, np.pi / 4, -np.pi / 4)]
+    return [(pick_hand_yaw(shape, half, obj_yaw), obj_yaw)]
+
+
+def table_layout_problems(
+    objects: list[tuple[str, str, np.ndarray, np.ndarray, float]], fixtures: list[Resting]
+) -> list[str]:
+    """Why objects standing on the table (name, shape, half extents, xy, yaw) could not be picked
+    as they stand: out of reach, the fingers meet a neighbour or a fixture, or a tall neighbour
+    stands under the palm. The same rule ``place`` follows, applied to a scene's start."""
+    problems = []
+    for name, shape, half, xy, yaw in objects:
+        others = [resting(s, h, p, y) for n, s, h, p, y in objects if n != name] + fixtures
+        if not any(
+            fits(TABLE_REACH, shape, half, pair, xy, others, TABLE_GAP) for pair in pick_yaw_pairs(shape, half, yaw)
+        ):
+            problems.append(f"{name} at {np.round(xy, 3).tolist()}")
+    return problems

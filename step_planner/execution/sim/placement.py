@@ -15,6 +15,7 @@ import numpy as np
 
 FINGER_REACH = 0.032  # release gap (1 cm) + finger thickness beyond the held object, along the closing axis
 FINGER_HALF_WIDTH = 0.011  # finger pad half-width across the closing axis
+FINGER_GAP = 0.003  # between a finger and an object it must not touch
 GRID = 0.01
 PALM_ABOVE_GRASP = 0.05  # the hand's palm is this far above the grasp point, 21 cm long along the closing axis
 PALM_HALF = (0.105, 0.035)  # palm half extents: along the closing axis, across it
@@ -94,12 +95,14 @@ def palm_zone(
 
 @dataclass(frozen=True)
 class Resting:
-    """An object already in/on the target: its footprint, height, and its pick's palm zone."""
+    """An object already in/on the target: its footprint, height, its pick's palm zone and where
+    its pick's fingers go down (kept free: fingers landing on a neighbour upset the physics)."""
 
     footprint: Footprint
     height: float
     palm_bottom: float  # above its support, when it is picked
     palm: Footprint | None
+    fingers: Footprint | None = None
 
 
 def blocks_pick(tall: Footprint, tall_height: float, palm: Footprint | None, palm_bottom: float) -> bool:
@@ -128,7 +131,7 @@ class Area:
         return float(np.sum(centre - self.lo))
 
 
-def _fits(
+def fits(
     area: Area, shape: str, half: np.ndarray, yaw_pair, xy: np.ndarray, others, gap: float, hand_area=None
 ) -> bool:
     """The object (held at this hand yaw) and its fingers fit at ``xy``, and every pick stays possible.
@@ -144,7 +147,9 @@ def _fits(
         hands = [Footprint(xy, np.array(HAND_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy, HAND_HALF)]
         if not all(hand_area.holds(h, 0.0) for h in hands if h is not None):
             return False
-    if any(overlap(body, o.footprint, gap) or overlap(fingers, o.footprint, 0.003) for o in others):
+    if any(overlap(body, o.footprint, gap) or overlap(fingers, o.footprint, FINGER_GAP) for o in others):
+        return False
+    if any(o.fingers is not None and overlap(body, o.fingers, FINGER_GAP) for o in others):
         return False
     # the palm now (this placement's hand yaw) and when this object is picked again
     palms = (Footprint(xy, np.array(PALM_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy))
@@ -170,7 +175,7 @@ def _room_left(area: Area, shape: str, half: np.ndarray, yaws, spot, others, gap
     xs = np.arange(area.lo[0], area.hi[0] + 1e-9, 2 * GRID)
     ys = np.arange(area.lo[1], area.hi[1] + 1e-9, 2 * GRID)
     grid = [np.array([x, y]) for x in xs for y in ys]
-    return sum(any(_fits(area, "box", PROBE_HALF, p, c, after, gap, hand_area) for p in PROBE_YAWS) for c in grid)
+    return sum(any(fits(area, "box", PROBE_HALF, p, c, after, gap, hand_area) for p in PROBE_YAWS) for c in grid)
 
 
 def free_spots(
@@ -193,7 +198,7 @@ def free_spots(
     that would leave this object or a neighbour unpickable (a tall object under a pick's palm) is
     not free either. With ``pack`` (containers) the spots that leave the most room for one more
     small object come first: greedy corner-first filling alone strands the third object.
-    ``hand_area`` bounds the hand (see :func:`_fits`).
+    ``hand_area`` bounds the hand (see :func:`fits`).
     """
     xs = np.arange(area.lo[0], area.hi[0] + 1e-9, GRID)
     ys = np.arange(area.lo[1], area.hi[1] + 1e-9, GRID)
@@ -201,7 +206,7 @@ def free_spots(
     for xy in sorted((np.array([x, y]) for x in xs for y in ys), key=order_key):
         if any(np.linalg.norm(xy - c) < spread for c, _ in found):
             continue
-        pair = next((p for p in yaws if _fits(area, shape, half, p, xy, others, gap, hand_area)), None)
+        pair = next((p for p in yaws if fits(area, shape, half, p, xy, others, gap, hand_area)), None)
         if pair is not None:
             found.append((xy, pair[0]))
         if len(found) >= limit:

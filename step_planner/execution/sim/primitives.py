@@ -21,7 +21,7 @@ from step_planner.execution.sim.control import MotionInterrupted
 from step_planner.execution.sim.ik import front_rotation, topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
-from step_planner.execution.sim.placement import Resting, free_spots
+from step_planner.execution.sim.placement import Resting, free_spots, held_footprints, overlap
 from step_planner.execution.sim.planning import Attachment
 from step_planner.execution.sim.scene_builder import SceneInfo
 
@@ -48,6 +48,7 @@ class SimPrimitives:
         self.held: str | None = None
         self.grasp_angle = np.pi / 2
         self.grasp_dz = 0.0  # object centre minus grasp frame height at grasp time
+        self.descent: list[np.ndarray] | None = None  # joint path of the last straight descent
         self.robot_at = "home"
 
     # ---- helpers ------------------------------------------------------------------------
@@ -87,9 +88,21 @@ class SimPrimitives:
                 continue
             if descent is not None:
                 self.arm.run_path(descent, cancel, monitor)
+            self.descent = descent
             return a
         assert last is not None
         raise last
+
+    def _rise(self, target: np.ndarray, what: str, cancel, monitor=None) -> None:
+        """Straight up after a descent. When IK finds no straight line from where the fingers
+        closed (near the base the arm is close to a singularity), the descent's own joint path,
+        which was checked on the way down, is run backwards."""
+        try:
+            self.arm.move_linear(target, what, cancel, monitor)
+        except MotionInterrupted as exc:
+            if exc.code is not ExecCode.NO_IK or not self.descent:
+                raise
+            self.arm.run_path([self.ctl.q, *self.descent[::-1]], cancel, monitor)
 
     def _pose_with_entry(
         self, pose: np.ndarray, rotation: np.ndarray, entry_to: np.ndarray | None, what: str, entry_what: str
@@ -120,6 +133,21 @@ class SimPrimitives:
         if self.info.objects[name].shape == "cylinder":
             return [np.pi / 2, 0.0, np.pi / 4, -np.pi / 4]
         return [preferred]
+
+    def _clear_yaws(self, name: str, pos: np.ndarray, obj_yaw: float, yaws: list[float]) -> list[float]:
+        """The hand yaws whose open fingers come down clear of the neighbours (the descent check
+        lets fingers touch, and fingers landing on a block upset the physics); none: GRASP_FAILED
+        before anything moves."""
+        obj = self.info.objects[name]
+        neighbours = self._resting_on(name, float(pos[2] - obj.half[2]))
+        clear = []
+        for a in yaws:
+            fingers = held_footprints(obj.shape, obj.half, obj_yaw, a, pos[:2])[1]
+            if not any(overlap(fingers, n.footprint, 0.0) for n in neighbours):
+                clear.append(a)
+        if not clear:
+            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"no room for the fingers beside {name}")
+        return clear
 
     def _slip_monitor(self, name: str):
         def check():
@@ -183,13 +211,13 @@ class SimPrimitives:
         opening = min(FINGER_MAX, width / 2 + PICK_GAP)  # not wide open: neighbours, drawer and tray walls
         self.ctl.gripper(opening, cancel)
         self.arm.checker.attach(None)
-        yaws = self._yaws_for(name, angle)
+        yaws = self._clear_yaws(name, pos, yaw, self._yaws_for(name, angle))
         self.grasp_angle = self._move_above(grasp, yaws, name, cancel, descend=True)
         self.ctl.gripper(0.0, cancel)
         if not perc.is_held(self.model, self.data, self.index, self.info, name):
             closed = self.ctl.finger_opening
             self.ctl.gripper(opening, cancel)
-            self.arm.move_linear(grasp + [0, 0, APPROACH], "retreat", cancel)
+            self._rise(grasp + [0, 0, APPROACH], "retreat", cancel)
             raise MotionInterrupted(
                 ExecCode.GRASP_FAILED,
                 f"fingers closed on nothing at {name}'s position (opening {closed * 1000:.1f} mm)",
@@ -197,7 +225,7 @@ class SimPrimitives:
         self.grasp_dz = float(pos[2] - self.arm.grasp_position()[2])
         attachment = self._attachment(name)
         self.held = name
-        self.arm.move_linear(grasp + [0, 0, APPROACH], f"lift {name}", cancel, self._slip_monitor(name))
+        self._rise(grasp + [0, 0, APPROACH], f"lift {name}", cancel, self._slip_monitor(name))
         lifted = perc.object_position(self.data, self.info, name)[2] - pos[2]
         if not perc.is_held(self.model, self.data, self.index, self.info, name) or lifted < 0.5 * APPROACH:
             self.held = None
@@ -249,8 +277,17 @@ class SimPrimitives:
             floor = targets.tray_area(t.position, t.size)
             z = float(t.position[2] + targets.TRAY_FLOOR)
             others = self._resting_on(name, z)
+            hand = targets.tray_hand_area(t.position, t.size, obj.half)
             spots = free_spots(
-                floor, obj.shape, obj.half, yaws, others, targets.CONTAINER_GAP, floor.fill_order, pack=True
+                floor,
+                obj.shape,
+                obj.half,
+                yaws,
+                others,
+                targets.CONTAINER_GAP,
+                floor.fill_order,
+                pack=True,
+                hand_area=hand,
             )
             return spots, z
         if target == self.info.table:
@@ -262,7 +299,7 @@ class SimPrimitives:
                 obj.half,
                 yaws,
                 others,
-                0.015,
+                targets.TABLE_GAP,
                 lambda c: float(np.linalg.norm(c - here)),
                 spread=0.05,
             )
@@ -299,7 +336,7 @@ class SimPrimitives:
         self.ctl.gripper(min(FINGER_MAX, self.ctl.finger_opening + RELEASE_GAP), cancel)
         self.held = None
         self.arm.checker.attach(None)
-        self.arm.move_linear(spot + [0, 0, APPROACH], "retreat", cancel)
+        self._rise(spot + [0, 0, APPROACH], "retreat", cancel)
         self.ctl.settle(0.3, cancel)
         where = perc.object_location(self.model, self.data, self.index, self.info, name)
         self.robot_at = target

@@ -20,7 +20,14 @@ import numpy as np
 
 from step_planner.domain.world import WorldState
 from step_planner.execution.sim import place_targets as targets
-from step_planner.execution.sim.cabinet import DrawerInfo, SceneGeometryError, add_cabinet, resolve_ids
+from step_planner.execution.sim.cabinet import (
+    HANDLE_STANDOFF,
+    WALL,
+    DrawerInfo,
+    SceneGeometryError,
+    add_cabinet,
+    resolve_ids,
+)
 from step_planner.execution.sim.model import compile_spec, exclude_resting_self_contacts, panda_spec
 from step_planner.execution.sim.placement import Resting
 
@@ -105,7 +112,7 @@ def _add_tray(spec, place, info: SceneInfo) -> None:
     body.name = place.name
     body.pos = list(map(float, pos))
     hx, hy, h = size[0] / 2, size[1] / 2, size[2]
-    t, colour = 0.008, (0.25, 0.55, 0.3, 1.0)
+    t, colour = 0.008, tuple(map(float, place.geometry.get("rgba", (0.25, 0.55, 0.3, 1.0))))
     _box(body, f"{place.name}_floor", [0, 0, 0.0025], [hx, hy, 0.0025], colour)
     for sx in (-1, 1):
         _box(body, f"{place.name}_wall_x{sx:+d}", [sx * (hx - t / 2), 0, h / 2], [t / 2, hy, h / 2], colour)
@@ -146,7 +153,7 @@ def _in_container(
         z, shift = d.floor_z, (d.slide if world.places[place].is_open else 0.0) - d.open_position
     else:
         t = info.trays[place]
-        floor, hand = targets.tray_area(t.position, t.size), None
+        floor, hand = targets.tray_area(t.position, t.size), targets.tray_hand_area(t.position, t.size, half)
         z, shift = float(t.position[2] + targets.TRAY_FLOOR), 0.0
     found = targets.container_spot(floor, shape, half, yaw, inside.setdefault(place, []), hand)
     if found is None:
@@ -199,6 +206,23 @@ def _add_object(
     info.objects[obj.name] = ObjectInfo(obj.name, shape, half)
 
 
+def _check_trays_clear_of_drawers(info: SceneInfo) -> None:
+    """A tray in a cabinet or in a drawer's way would jam the drawer: refuse the scene."""
+    for t in info.trays.values():
+        lo, hi = t.position[:2] - t.size[:2] / 2, t.position[:2] + t.size[:2] / 2
+        for d in info.drawers.values():
+            front = d.interior_front(d.slide) - 2 * WALL  # the fully open drawer's front panel
+            back = d.closed_center[0] + d.inner[0] / 2 + 2 * WALL
+            cy, half_y = d.closed_center[1], d.inner[1] / 2 + 2 * WALL + 0.005
+            handle = front - HANDLE_STANDOFF - 0.01
+            for x0, y0, y1 in ((front, cy - half_y, cy + half_y), (handle, cy - 0.04, cy + 0.04)):
+                if lo[0] < back and hi[0] > x0 and lo[1] < y1 and hi[1] > y0:
+                    raise SceneGeometryError(
+                        f"place '{t.name}': it stands where {d.name} and its cabinet are or where the drawer "
+                        f"opens (x {x0:.2f}..{back:.2f}, y {y0:.2f}..{y1:.2f}); move it"
+                    )
+
+
 def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, SceneInfo]:
     """Compile the Panda plus the scene of ``world``; ``seed`` jitters object poses (0 = none)."""
     spec = panda_spec()
@@ -221,6 +245,7 @@ def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, Scene
     for drawers in cabinets.values():
         for drawer in add_cabinet(spec, drawers):
             info.drawers[drawer.name] = drawer
+    _check_trays_clear_of_drawers(info)
     inside: dict[str, list[Resting]] = {}
     for obj in world.objects.values():
         shape, half = _object_shape(obj)
