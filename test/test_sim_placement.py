@@ -62,6 +62,39 @@ def test_blocks_fill_a_box_as_far_as_blocks_and_fingers_fit():
             assert not overlap(p.footprint, q.footprint, 0.004)
 
 
+def test_a_neighbours_pick_fingers_stay_free():
+    """A block is not set down where a neighbour's fingers must go when that one is picked
+    (fingers landing on a block upset the physics); beside it, across the closing axis, it is."""
+    from step_planner.execution.sim.place_targets import resting
+
+    area = Area(np.array([-0.2, -0.2]), np.array([0.2, 0.2]))
+    neighbour = resting("box", BLOCK, np.zeros(2), 0.0)  # a cube is gripped along its y: fingers at y +-5 cm
+    assert neighbour.fingers is not None and neighbour.fingers.extent()[1] > 0.05
+    spots = free_spots(area, "box", BLOCK, YAWS, [neighbour], 0.005, lambda c: float(np.linalg.norm(c)), limit=40)
+    assert spots
+    for xy, hand in spots:
+        body = Footprint(xy, BLOCK[:2], dict(YAWS)[hand])
+        assert not overlap(body, neighbour.fingers, 0.0)
+    assert min(abs(xy[0]) for xy, _ in spots if abs(xy[1]) < 0.01) < 0.06  # right beside it along x is fine
+
+
+def test_a_crowded_container_leaves_every_pick_possible():
+    """Fill trays block by block: each new block keeps clear of the others' bodies and pick
+    fingers, and the others keep clear of its own."""
+    from step_planner.execution.sim.place_targets import container_spot, resting, tray_area
+
+    for size, fits_in in ((0.18, 4), (0.2, 5)):
+        floor = tray_area(np.array([0.5, 0.0, 0.0]), np.array([size, size, 0.03]))
+        inside: list = []
+        while (found := container_spot(floor, "box", BLOCK, 0.0, inside)) is not None:
+            inside.append(resting("box", BLOCK, *found))
+        assert len(inside) == fits_in
+        for i, a in enumerate(inside):
+            for b in inside[i + 1 :]:
+                assert not overlap(a.footprint, b.footprint, 0.003)
+                assert not overlap(a.footprint, b.fingers, 0.0) and not overlap(b.footprint, a.fingers, 0.0)
+
+
 def test_fingers_need_room_beside_the_object():
     # a 4.6 cm square inside: the block fits, its fingers do not
     area = Area(np.full(2, -0.023), np.full(2, 0.023))
@@ -129,4 +162,39 @@ def test_a_stack_whose_lower_drawer_cannot_be_reached_is_refused():
         {"name": "lower", "kind": "drawer", "open": False, "geometry": {**geo, "slide": 0.2, "level": 0}},
     ]})
     with pytest.raises(SceneGeometryError, match=r"place 'lower'.*slide at least"):
+        build_scene(world)
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+def test_four_blocks_into_one_bin_among_twelve_objects_and_one_back_out():
+    from step_planner.execution.sim.executor import SimExecutor
+
+    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    ex = SimExecutor(library, load_scene(ROOT / "config" / "scenes" / "cluttered_desk.yaml"), seed=2)
+    assert len(ex.observe().objects) == 12
+    blocks = ("red_block", "blue_block", "green_block", "yellow_block")
+    for block in blocks:
+        for text in (f"pick({block})", f"place({block}, block_bin)"):
+            out = ex.execute(library.parse_call_text(text))
+            assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
+    seen = ex.observe()
+    assert all(seen.objects[b].location == "block_bin" for b in blocks)
+    assert all(seen.objects[o].location == "table" for o in seen.objects if o not in blocks)  # nothing knocked off
+    for text in ("pick(blue_block)", "place(blue_block, table)"):  # the full bin still gives one back
+        out = ex.execute(library.parse_call_text(text))
+        assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
+
+
+def test_a_tray_in_a_drawers_way_is_refused():
+    from step_planner.domain.scene import scene_from_dict
+    from step_planner.execution.sim.scene_builder import SceneGeometryError, build_scene
+
+    world = scene_from_dict({"places": [
+        {"name": "table", "kind": "surface"},
+        {"name": "drawer", "kind": "drawer", "open": False, "geometry": {
+            "cabinet_position": [0.74, -0.38, 0.0], "inner_size": [0.26, 0.3, 0.04], "slide": 0.22}},
+        {"name": "tray", "kind": "tray", "geometry": {"position": [0.45, -0.3, 0.0], "size": [0.2, 0.16, 0.03]}},
+    ]})
+    with pytest.raises(SceneGeometryError, match="place 'tray': it stands where drawer"):
         build_scene(world)

@@ -7,6 +7,8 @@ with an object where the arm could not have put it, or could not pick it from.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from step_planner.execution.sim.cabinet import HANDLE_STANDOFF, WALL, DrawerInfo
@@ -22,6 +24,11 @@ from step_planner.execution.sim.placement import (
     held_footprints,
     palm_zone,
 )
+
+if TYPE_CHECKING:  # scene_builder imports this module
+    import mujoco
+
+    from step_planner.execution.sim.scene_builder import SceneInfo
 
 CONTAINER_GAP = 0.003  # between objects set down side by side in a container
 TABLE_GAP = 0.015  # between objects on the table
@@ -145,3 +152,55 @@ def table_layout_problems(
         ):
             problems.append(f"{name} at {np.round(xy, 3).tolist()}")
     return problems
+
+
+# ---- the live scene ------------------------------------------------------------------------------
+def _pose(data: mujoco.MjData, body_id: int) -> tuple[np.ndarray, float]:
+    xmat = data.xmat[body_id].reshape(3, 3)
+    return data.xpos[body_id].copy(), float(np.arctan2(xmat[1, 0], xmat[0, 0]))
+
+
+def resting_objects(data: mujoco.MjData, info: SceneInfo, support_z: float, exclude: set) -> list[Resting]:
+    """The objects resting at that height in the physics, except ``exclude``."""
+    out = []
+    for name, obj in info.objects.items():
+        pos, yaw = _pose(data, obj.body_id)
+        if name not in exclude and abs(pos[2] - obj.half[2] - support_z) < 0.03:
+            out.append(resting(obj.shape, obj.half, pos[:2], yaw))
+    return out
+
+
+def fixtures(info: SceneInfo) -> list[Resting]:
+    """Trays and cabinets (drawers fully open, the handle corridors) as table obstacles."""
+    trays = [(t.position, t.size) for t in info.trays.values()]
+    return tray_fixtures(trays) + cabinet_fixtures(list(info.drawers.values()))
+
+
+def place_spots(
+    data: mujoco.MjData, info: SceneInfo, name: str, target: str, hand_yaw: float
+) -> tuple[list[tuple[np.ndarray, float]], float] | None:
+    """Candidate (centre, hand yaw) spots for the held ``name`` on ``target``, best first, and the
+    support height; None for a target the simulator has no floor for. In a container the spots
+    leaving the most room come first, on the table the ones nearest where the object was."""
+    obj = info.objects[name]
+    pos, obj_yaw = _pose(data, obj.body_id)
+    yaws = place_yaws(obj.shape, obj.half, hand_yaw, obj_yaw)
+    if target in info.drawers:
+        d = info.drawers[target]
+        floor, hand = drawer_areas(d, float(data.qpos[d.qpos_adr]), float(data.xpos[d.body_id][1]))
+        z = d.floor_z
+    elif target in info.trays:
+        t = info.trays[target]
+        floor, hand = tray_area(t.position, t.size), tray_hand_area(t.position, t.size, obj.half)
+        z = float(t.position[2] + TRAY_FLOOR)
+    elif target == info.table:
+        others = resting_objects(data, info, 0.0, {name}) + fixtures(info)
+        nearest = lambda c: float(np.linalg.norm(c - pos[:2]))  # noqa: E731
+        return free_spots(TABLE_REACH, obj.shape, obj.half, yaws, others, TABLE_GAP, nearest, spread=0.05), 0.0
+    else:
+        return None
+    others = resting_objects(data, info, z, {name})
+    spots = free_spots(
+        floor, obj.shape, obj.half, yaws, others, CONTAINER_GAP, floor.fill_order, pack=True, hand_area=hand
+    )
+    return spots, z

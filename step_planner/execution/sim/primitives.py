@@ -18,21 +18,20 @@ from step_planner.execution.base import ExecCode
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim import place_targets as targets
 from step_planner.execution.sim.control import MotionInterrupted
-from step_planner.execution.sim.ik import front_rotation, topdown_rotation
+from step_planner.execution.sim.handles import HandleMotions
+from step_planner.execution.sim.ik import topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
-from step_planner.execution.sim.placement import Resting, free_spots, held_footprints, overlap
+from step_planner.execution.sim.placement import Resting, held_footprints, overlap
 from step_planner.execution.sim.planning import Attachment
 from step_planner.execution.sim.scene_builder import SceneInfo
 
 APPROACH = 0.12  # pre-grasp / pre-place height above the grasp point
 FINGERTIP_BELOW_GRASP = 0.008  # fingertips reach this far below the grasp frame
 MAX_GRASP_WIDTH = 0.075
-HANDLE_OPENING = 0.028
 PUSH_DISTANCE = 0.06
 RELEASE_GAP = 0.01  # fingers open this much to let go, not wide (neighbours, walls)
 PICK_GAP = 0.01  # each finger opens this far beyond the object before a pick (as placement assumes)
-HANDLE_YAWS = (0.0, 0.3, -0.3, 0.45, -0.45)  # approach directions to a handle: straight in, then turned
 DIRECTIONS = {"forward": (1.0, 0.0), "backward": (-1.0, 0.0), "left": (0.0, 1.0), "right": (0.0, -1.0)}
 
 
@@ -40,7 +39,7 @@ def _wrap(angle: float) -> float:
     return float((angle + np.pi) % (2 * np.pi) - np.pi)
 
 
-class SimPrimitives:
+class SimPrimitives(HandleMotions):
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, info: SceneInfo, arm: Arm) -> None:
         self.model, self.data, self.info, self.arm = model, data, info, arm
         self.index = arm.controller.index
@@ -94,39 +93,14 @@ class SimPrimitives:
         raise last
 
     def _rise(self, target: np.ndarray, what: str, cancel, monitor=None) -> None:
-        """Straight up after a descent. When IK finds no straight line from where the fingers
-        closed (near the base the arm is close to a singularity), the descent's own joint path,
-        which was checked on the way down, is run backwards."""
-        try:
-            self.arm.move_linear(target, what, cancel, monitor)
-        except MotionInterrupted as exc:
-            if exc.code is not ExecCode.NO_IK or not self.descent:
-                raise
+        """Straight up after a descent, along the descent's own joint path run backwards (it was
+        checked on the way down, and a fresh straight-line IK from where the fingers closed can
+        land on another branch, near the base close to a singularity or the arm itself); a
+        straight line when there was no descent."""
+        if self.descent and np.max(np.abs(self.ctl.q - self.descent[-1])) < 0.05:
             self.arm.run_path([self.ctl.q, *self.descent[::-1]], cancel, monitor)
-
-    def _pose_with_entry(
-        self, pose: np.ndarray, rotation: np.ndarray, entry_to: np.ndarray | None, what: str, entry_what: str
-    ) -> tuple[np.ndarray, list[np.ndarray] | None]:
-        """IK for ``pose`` whose straight line on to ``entry_to`` (if given) is feasible too; both
-        are checked before anything moves. Raises the entry's own error when no seed gives one."""
-        found: dict[str, list[np.ndarray]] = {}
-        errors: list[MotionInterrupted] = []
-
-        def entry_ok(q: np.ndarray) -> bool:
-            try:
-                found["path"] = self.arm.plan_linear(q, entry_to, entry_what)
-                return True
-            except MotionInterrupted as exc:
-                errors.append(exc)
-                return False
-
-        try:
-            q = self.arm.solve_ik(pose, rotation, what, then=entry_ok if entry_to is not None else None)
-        except MotionInterrupted:
-            if errors:
-                raise errors[0] from None
-            raise
-        return q, found.get("path")
+            return
+        self.arm.move_linear(target, what, cancel, monitor)
 
     def _yaws_for(self, name: str, preferred: float) -> list[float]:
         """A cylinder can be held at any yaw; a box only across its narrow side."""
@@ -153,14 +127,6 @@ class SimPrimitives:
         def check():
             if not perc.is_held(self.model, self.data, self.index, self.info, name):
                 return ExecCode.OBJECT_SLIPPED, f"{name} slipped out of the gripper during the motion"
-            return None
-
-        return check
-
-    def _grip_monitor(self, body_id: int, what: str):
-        def check():
-            if len(perc.finger_contacts(self.model, self.data, self.index, body_id)) < 2:
-                return ExecCode.GRASP_FAILED, f"lost the grip on {what}"
             return None
 
         return check
@@ -237,79 +203,15 @@ class SimPrimitives:
 
     def _resting_on(self, name: str, support_z: float) -> list[Resting]:
         """The other objects resting at that height (the held one excluded)."""
-        out = []
-        for o, info in self.info.objects.items():
-            pos = perc.object_position(self.data, self.info, o)
-            if o != name and o != self.held and abs(pos[2] - info.half[2] - support_z) < 0.03:
-                out.append(targets.resting(info.shape, info.half, pos[:2], perc.object_yaw(self.data, self.info, o)))
-        return out
-
-    def _place_yaws(self, name: str) -> list[tuple[float, float]]:
-        """(hand yaw, resulting object yaw) pairs: the grasp yaw first, then the wrist turned."""
-        y_axis = self.data.xmat[self.index.grasp_body].reshape(3, 3)[:, 1]
-        hand_now = float(np.arctan2(y_axis[1], y_axis[0]))
-        obj = self.info.objects[name]
-        return targets.place_yaws(obj.shape, obj.half, hand_now, perc.object_yaw(self.data, self.info, name))
+        return targets.resting_objects(self.data, self.info, support_z, exclude={name, self.held})
 
     def _place_spots(self, name: str, target: str) -> tuple[list[tuple[np.ndarray, float]], float]:
         """Candidate (centre, hand yaw) spots, best first, and the support height."""
-        obj = self.info.objects[name]
-        yaws = self._place_yaws(name)
-        if target in self.info.drawers:
-            d = self.info.drawers[target]
-            opening = perc.drawer_opening(self.data, self.info, target)
-            floor, hand = targets.drawer_areas(d, opening, float(self.data.xpos[d.body_id][1]))
-            others = self._resting_on(name, d.floor_z)
-            spots = free_spots(
-                floor,
-                obj.shape,
-                obj.half,
-                yaws,
-                others,
-                targets.CONTAINER_GAP,
-                floor.fill_order,
-                pack=True,
-                hand_area=hand,
-            )
-            return spots, d.floor_z
-        if target in self.info.trays:
-            t = self.info.trays[target]
-            floor = targets.tray_area(t.position, t.size)
-            z = float(t.position[2] + targets.TRAY_FLOOR)
-            others = self._resting_on(name, z)
-            hand = targets.tray_hand_area(t.position, t.size, obj.half)
-            spots = free_spots(
-                floor,
-                obj.shape,
-                obj.half,
-                yaws,
-                others,
-                targets.CONTAINER_GAP,
-                floor.fill_order,
-                pack=True,
-                hand_area=hand,
-            )
-            return spots, z
-        if target == self.info.table:
-            here = perc.object_position(self.data, self.info, name)[:2]
-            others = self._resting_on(name, 0.0) + self._fixtures()
-            spots = free_spots(
-                targets.TABLE_REACH,
-                obj.shape,
-                obj.half,
-                yaws,
-                others,
-                targets.TABLE_GAP,
-                lambda c: float(np.linalg.norm(c - here)),
-                spread=0.05,
-            )
-            return spots, 0.0
-        raise MotionInterrupted(ExecCode.PLAN_FAILED, f"the simulator cannot place onto {target}")
-
-    def _fixtures(self) -> list[Resting]:
-        """Trays and cabinets (drawers fully open, the handle corridors) as table obstacles."""
-        trays = [(t.position, t.size) for t in self.info.trays.values()]
-        return targets.tray_fixtures(trays) + targets.cabinet_fixtures(list(self.info.drawers.values()))
+        y_axis = self.data.xmat[self.index.grasp_body].reshape(3, 3)[:, 1]
+        spots = targets.place_spots(self.data, self.info, name, target, float(np.arctan2(y_axis[1], y_axis[0])))
+        if spots is None:
+            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"the simulator cannot place onto {target}")
+        return spots
 
     def place(self, name: str, target: str, cancel) -> str:
         if not perc.is_held(self.model, self.data, self.index, self.info, name):
@@ -343,116 +245,6 @@ class SimPrimitives:
         if where != target:
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} ended at {where}, not in/on {target}")
         return f"placed {name} at {np.round(perc.object_position(self.data, self.info, name), 3).tolist()}"
-
-    def _handle_approaches(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(hand rotation, approach direction) for a front grasp of a vertical handle bar: straight
-        into the cabinet first, then turned toward the robot's side; both rolls of the hand."""
-        out = []
-        for yaw in HANDLE_YAWS:
-            direction = np.array([np.cos(yaw), np.sin(yaw), 0.0])
-            out += [(front_rotation(yaw, sign), direction) for sign in (1.0, -1.0)]
-        return out
-
-    def _to_handle(self, drawer: str, cancel, enter: bool) -> np.ndarray:
-        """Move the open hand in front of the handle (and with ``enter`` straight in around it);
-        returns the approach direction used. The first approach whose IK, path and (with
-        ``enter``) straight entry are free of collisions is taken."""
-        handle = self.data.site_xpos[self.info.drawers[drawer].handle_site].copy()
-        what = f"the {drawer} handle"
-        last: MotionInterrupted | None = None
-        for rotation, direction in self._handle_approaches():
-            try:
-                q, entry = self._pose_with_entry(
-                    handle - targets.FRONT_APPROACH * direction,
-                    rotation,
-                    handle if enter else None,
-                    what,
-                    f"approach to {what}",
-                )
-                self.arm.move_joints(q, what, cancel)
-            except MotionInterrupted as exc:
-                if exc.code is ExecCode.CANCELED:
-                    raise
-                last = exc
-                continue
-            if entry is not None:
-                self.arm.run_path(entry, cancel)
-            return direction
-        assert last is not None
-        raise last
-
-    def _grasp_handle(self, drawer: str, cancel) -> tuple[np.ndarray, np.ndarray]:
-        """Front grasp: hand horizontal, fingers closing across the vertical bar. Returns the
-        handle position and the approach direction."""
-        d = self.info.drawers[drawer]
-        handle = self.data.site_xpos[d.handle_site].copy()
-        self.ctl.gripper(HANDLE_OPENING, cancel)
-        self.arm.checker.attach(None)
-        direction = self._to_handle(drawer, cancel, enter=True)
-        self.ctl.gripper(0.0, cancel)
-        if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:
-            self.ctl.gripper(HANDLE_OPENING, cancel)
-            self.arm.move_linear(handle - targets.FRONT_APPROACH * direction, "retreat", cancel)
-            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"fingers missed the {drawer} handle")
-        return handle, direction
-
-    def _release_handle(self, direction: np.ndarray, cancel) -> None:
-        """Let go and back out: straight back first (a drawer above may be open), else back and up."""
-        self.ctl.gripper(HANDLE_OPENING, cancel)
-        here = self.arm.grasp_position()
-        back = targets.FRONT_APPROACH * direction
-        last: MotionInterrupted | None = None
-        for offset in (-back, -0.5 * back, -0.5 * back + [0, 0, 0.06], np.array([0.0, 0.0, 0.08])):
-            try:
-                path = self.arm.plan_linear(self.ctl.q, here + offset, "retreat from the handle")
-            except MotionInterrupted as exc:
-                last = exc
-                continue
-            self.arm.run_path(path, cancel)
-            return
-        assert last is not None
-        raise last
-
-    def _moving_with(self, drawer: str) -> frozenset[int]:
-        """Geoms that move with a drawer being pulled or pushed: its own and those of its contents."""
-        d = self.info.drawers[drawer]
-        inside = [
-            o
-            for o in self.info.objects
-            if perc.object_location(self.model, self.data, self.index, self.info, o) == drawer
-        ]
-        ids = {int(g) for o in inside for g in np.where(self.model.geom_bodyid == self.info.objects[o].body_id)[0]}
-        return d.geom_ids | ids
-
-    def open_drawer(self, drawer: str, cancel) -> str:
-        d = self.info.drawers[drawer]
-        handle, direction = self._grasp_handle(drawer, cancel)
-        travel = d.open_position - perc.drawer_opening(self.data, self.info, drawer)
-        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        moving = self._moving_with(drawer)
-        goal = handle - [travel, 0, 0]
-        self.arm.move_linear(goal, f"pull the {drawer} open", cancel, grip, speed=0.15, moving=moving)
-        self._release_handle(direction, cancel)
-        self.robot_at = drawer
-        opening = perc.drawer_opening(self.data, self.info, drawer)
-        if not perc.drawer_is_open(self.data, self.info, drawer):
-            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} only opened {opening * 100:.1f} cm")
-        return f"{drawer} open {opening * 100:.1f} cm"
-
-    def close_drawer(self, drawer: str, cancel) -> str:
-        d = self.info.drawers[drawer]
-        handle, direction = self._grasp_handle(drawer, cancel)
-        travel = perc.drawer_opening(self.data, self.info, drawer) - 0.003
-        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        moving = self._moving_with(drawer)
-        goal = handle + [travel, 0, 0]
-        self.arm.move_linear(goal, f"push the {drawer} closed", cancel, grip, speed=0.15, moving=moving)
-        self._release_handle(direction, cancel)
-        self.robot_at = drawer
-        opening = perc.drawer_opening(self.data, self.info, drawer)
-        if opening > perc.DRAWER_CLOSED_TOL:
-            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} still open {opening * 100:.1f} cm")
-        return f"{drawer} closed ({opening * 1000:.1f} mm)"
 
     def push(self, name: str, direction: str, cancel) -> str:
         obj = self.info.objects[name]

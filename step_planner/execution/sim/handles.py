@@ -1,0 +1,179 @@
+"""Drawer primitives with front handle grasps, and the motion helpers the primitives share.
+
+A drawer handle is a vertical bar grasped from the front: the hand horizontal, pointing into the
+cabinet (straight in first, then turned up to 26 degrees toward the robot's side), fingers closing
+across the bar. The hand comes in and backs out horizontally, so a drawer stacked above may be
+open. Everything a Cartesian segment would touch is checked before the arm moves.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from step_planner.execution.base import ExecCode
+from step_planner.execution.sim import perception as perc
+from step_planner.execution.sim import place_targets as targets
+from step_planner.execution.sim.control import Controller, MotionInterrupted
+from step_planner.execution.sim.ik import front_rotation
+from step_planner.execution.sim.model import PandaIndex
+from step_planner.execution.sim.motion import Arm
+from step_planner.execution.sim.scene_builder import SceneInfo
+
+HANDLE_OPENING = 0.028  # each finger, around a 1.4 cm bar
+HANDLE_YAWS = (0.0, 0.3, -0.3, 0.45, -0.45)  # approach directions to a handle: straight in, then turned
+
+
+class HandleMotions:
+    """Base of :class:`~step_planner.execution.sim.primitives.SimPrimitives`: drawer primitives and
+    the IK-with-entry and grip-monitor helpers."""
+
+    model: mujoco.MjModel
+    data: mujoco.MjData
+    info: SceneInfo
+    arm: Arm
+    ctl: Controller
+    index: PandaIndex
+    robot_at: str
+
+    def _pose_with_entry(
+        self, pose: np.ndarray, rotation: np.ndarray, entry_to: np.ndarray | None, what: str, entry_what: str
+    ) -> tuple[np.ndarray, list[np.ndarray] | None]:
+        """IK for ``pose`` whose straight line on to ``entry_to`` (if given) is feasible too; both
+        are checked before anything moves. Raises the entry's own error when no seed gives one."""
+        found: dict[str, list[np.ndarray]] = {}
+        errors: list[MotionInterrupted] = []
+
+        def entry_ok(q: np.ndarray) -> bool:
+            try:
+                found["path"] = self.arm.plan_linear(q, entry_to, entry_what)
+                return True
+            except MotionInterrupted as exc:
+                errors.append(exc)
+                return False
+
+        try:
+            q = self.arm.solve_ik(pose, rotation, what, then=entry_ok if entry_to is not None else None)
+        except MotionInterrupted:
+            if errors:
+                raise errors[0] from None
+            raise
+        return q, found.get("path")
+
+    def _grip_monitor(self, body_id: int, what: str):
+        def check():
+            if len(perc.finger_contacts(self.model, self.data, self.index, body_id)) < 2:
+                return ExecCode.GRASP_FAILED, f"lost the grip on {what}"
+            return None
+
+        return check
+
+    def _handle_approaches(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(hand rotation, approach direction) for a front grasp of a vertical handle bar: straight
+        into the cabinet first, then turned toward the robot's side; both rolls of the hand."""
+        out = []
+        for yaw in HANDLE_YAWS:
+            direction = np.array([np.cos(yaw), np.sin(yaw), 0.0])
+            out += [(front_rotation(yaw, sign), direction) for sign in (1.0, -1.0)]
+        return out
+
+    def _to_handle(self, drawer: str, cancel, enter: bool) -> np.ndarray:
+        """Move the open hand in front of the handle (and with ``enter`` straight in around it);
+        returns the approach direction used. The first approach whose IK, path and (with
+        ``enter``) straight entry are free of collisions is taken."""
+        handle = self.data.site_xpos[self.info.drawers[drawer].handle_site].copy()
+        what = f"the {drawer} handle"
+        last: MotionInterrupted | None = None
+        for rotation, direction in self._handle_approaches():
+            try:
+                q, entry = self._pose_with_entry(
+                    handle - targets.FRONT_APPROACH * direction,
+                    rotation,
+                    handle if enter else None,
+                    what,
+                    f"approach to {what}",
+                )
+                self.arm.move_joints(q, what, cancel)
+            except MotionInterrupted as exc:
+                if exc.code is ExecCode.CANCELED:
+                    raise
+                last = exc
+                continue
+            if entry is not None:
+                self.arm.run_path(entry, cancel)
+            return direction
+        assert last is not None
+        raise last
+
+    def _grasp_handle(self, drawer: str, cancel) -> tuple[np.ndarray, np.ndarray]:
+        """Front grasp: hand horizontal, fingers closing across the vertical bar. Returns the
+        handle position and the approach direction."""
+        d = self.info.drawers[drawer]
+        handle = self.data.site_xpos[d.handle_site].copy()
+        self.ctl.gripper(HANDLE_OPENING, cancel)
+        self.arm.checker.attach(None)
+        direction = self._to_handle(drawer, cancel, enter=True)
+        self.ctl.gripper(0.0, cancel)
+        if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:
+            self.ctl.gripper(HANDLE_OPENING, cancel)
+            self.arm.move_linear(handle - targets.FRONT_APPROACH * direction, "retreat", cancel)
+            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"fingers missed the {drawer} handle")
+        return handle, direction
+
+    def _release_handle(self, direction: np.ndarray, cancel) -> None:
+        """Let go and back out: straight back first (a drawer above may be open), else back and up."""
+        self.ctl.gripper(HANDLE_OPENING, cancel)
+        here = self.arm.grasp_position()
+        back = targets.FRONT_APPROACH * direction
+        last: MotionInterrupted | None = None
+        for offset in (-back, -0.5 * back, -0.5 * back + [0, 0, 0.06], np.array([0.0, 0.0, 0.08])):
+            try:
+                path = self.arm.plan_linear(self.ctl.q, here + offset, "retreat from the handle")
+            except MotionInterrupted as exc:
+                last = exc
+                continue
+            self.arm.run_path(path, cancel)
+            return
+        assert last is not None
+        raise last
+
+    def _moving_with(self, drawer: str) -> frozenset[int]:
+        """Geoms that move with a drawer being pulled or pushed: its own and those of its contents."""
+        d = self.info.drawers[drawer]
+        inside = [
+            o
+            for o in self.info.objects
+            if perc.object_location(self.model, self.data, self.index, self.info, o) == drawer
+        ]
+        ids = {int(g) for o in inside for g in np.where(self.model.geom_bodyid == self.info.objects[o].body_id)[0]}
+        return d.geom_ids | ids
+
+    def open_drawer(self, drawer: str, cancel) -> str:
+        d = self.info.drawers[drawer]
+        handle, direction = self._grasp_handle(drawer, cancel)
+        travel = d.open_position - perc.drawer_opening(self.data, self.info, drawer)
+        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
+        moving = self._moving_with(drawer)
+        goal = handle - [travel, 0, 0]
+        self.arm.move_linear(goal, f"pull the {drawer} open", cancel, grip, speed=0.15, moving=moving)
+        self._release_handle(direction, cancel)
+        self.robot_at = drawer
+        opening = perc.drawer_opening(self.data, self.info, drawer)
+        if not perc.drawer_is_open(self.data, self.info, drawer):
+            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} only opened {opening * 100:.1f} cm")
+        return f"{drawer} open {opening * 100:.1f} cm"
+
+    def close_drawer(self, drawer: str, cancel) -> str:
+        d = self.info.drawers[drawer]
+        handle, direction = self._grasp_handle(drawer, cancel)
+        travel = perc.drawer_opening(self.data, self.info, drawer) - 0.003
+        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
+        moving = self._moving_with(drawer)
+        goal = handle + [travel, 0, 0]
+        self.arm.move_linear(goal, f"push the {drawer} closed", cancel, grip, speed=0.15, moving=moving)
+        self._release_handle(direction, cancel)
+        self.robot_at = drawer
+        opening = perc.drawer_opening(self.data, self.info, drawer)
+        if opening > perc.DRAWER_CLOSED_TOL:
+            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} still open {opening * 100:.1f} cm")
+        return f"{drawer} closed ({opening * 1000:.1f} mm)"
