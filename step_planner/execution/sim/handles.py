@@ -8,6 +8,8 @@ open. Everything a Cartesian segment would touch is checked before the arm moves
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
@@ -22,6 +24,17 @@ from step_planner.execution.sim.scene_builder import SceneInfo
 
 HANDLE_OPENING = 0.028  # each finger, around a 1.4 cm bar
 HANDLE_YAWS = (0.0, 0.3, -0.3, 0.45, -0.45)  # approach directions to a handle: straight in, then turned
+
+
+@dataclass
+class HandleMotion:
+    """A drawer motion planned in full before the arm moves (joint waypoints of each segment)."""
+
+    pre: np.ndarray  # in front of the handle
+    entry: list[np.ndarray]  # straight in around the bar
+    stroke: list[np.ndarray]  # the pull or push
+    retreat: list[np.ndarray]  # back out
+    direction: np.ndarray  # approach direction
 
 
 class HandleMotions:
@@ -77,63 +90,65 @@ class HandleMotions:
             out += [(front_rotation(yaw, sign), direction) for sign in (1.0, -1.0)]
         return out
 
-    def _to_handle(self, drawer: str, cancel, enter: bool) -> np.ndarray:
-        """Move the open hand in front of the handle (and with ``enter`` straight in around it);
-        returns the approach direction used. The first approach whose IK, path and (with
-        ``enter``) straight entry are free of collisions is taken."""
+    def _to_handle(self, drawer: str, cancel) -> np.ndarray:
+        """Move the open hand in front of the handle (``move_to``); returns the approach direction."""
         handle = self.data.site_xpos[self.info.drawers[drawer].handle_site].copy()
         what = f"the {drawer} handle"
         last: MotionInterrupted | None = None
         for rotation, direction in self._handle_approaches():
             try:
-                q, entry = self._pose_with_entry(
-                    handle - targets.FRONT_APPROACH * direction,
-                    rotation,
-                    handle if enter else None,
-                    what,
-                    f"approach to {what}",
+                self.arm.move_joints(
+                    self.arm.solve_ik(handle - targets.FRONT_APPROACH * direction, rotation, what), what, cancel
                 )
-                self.arm.move_joints(q, what, cancel)
             except MotionInterrupted as exc:
                 if exc.code is ExecCode.CANCELED:
                     raise
                 last = exc
                 continue
-            if entry is not None:
-                self.arm.run_path(entry, cancel)
             return direction
         assert last is not None
         raise last
 
-    def _grasp_handle(self, drawer: str, cancel) -> tuple[np.ndarray, np.ndarray]:
-        """Front grasp: hand horizontal, fingers closing across the vertical bar. Returns the
-        handle position and the approach direction."""
-        d = self.info.drawers[drawer]
-        handle = self.data.site_xpos[d.handle_site].copy()
-        self.ctl.gripper(HANDLE_OPENING, cancel)
-        self.arm.checker.attach(None)
-        direction = self._to_handle(drawer, cancel, enter=True)
-        self.ctl.gripper(0.0, cancel)
-        if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:
-            self.ctl.gripper(HANDLE_OPENING, cancel)
-            self.arm.move_linear(handle - targets.FRONT_APPROACH * direction, "retreat", cancel)
-            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"fingers missed the {drawer} handle")
-        return handle, direction
+    def _plan_handle_motion(self, drawer: str, stroke: float) -> HandleMotion:
+        """The whole drawer motion, checked before the arm moves: IK in front of the handle, the
+        straight entry around the bar, the pull (``stroke`` < 0) or push along x, and a way back
+        out (straight back first: a drawer above may be open; else back and up). A pose whose
+        stroke would end with the wrist folded onto the arm, or with no way out, is not taken:
+        the next IK seed or approach direction is tried."""
+        handle = self.data.site_xpos[self.info.drawers[drawer].handle_site].copy()
+        moving = self._moving_with(drawer)  # the drawer and its contents move with the hand
+        what = f"the {drawer} handle"
+        errors: list[MotionInterrupted] = []
+        for rotation, direction in self._handle_approaches():
+            found: dict[str, list[np.ndarray]] = {}
 
-    def _release_handle(self, direction: np.ndarray, cancel) -> None:
-        """Let go and back out: straight back first (a drawer above may be open), else back and up."""
-        self.ctl.gripper(HANDLE_OPENING, cancel)
-        here = self.arm.grasp_position()
+            def whole_motion(q: np.ndarray, direction=direction, found=found) -> bool:
+                try:
+                    found["entry"] = self.arm.plan_linear(q, handle, f"approach to {what}")
+                    end = handle + [stroke, 0.0, 0.0]
+                    found["stroke"] = self.arm.plan_linear(found["entry"][-1], end, f"stroke of {what}", moving)
+                    found["retreat"] = self._plan_retreat(found["stroke"][-1], end, direction, moving)
+                    return True
+                except MotionInterrupted as exc:
+                    errors.append(exc)
+                    return False
+
+            try:
+                q = self.arm.solve_ik(handle - targets.FRONT_APPROACH * direction, rotation, what, then=whole_motion)
+            except MotionInterrupted as exc:
+                errors.append(exc)
+                continue
+            return HandleMotion(q, found["entry"], found["stroke"], found["retreat"], direction)
+        raise errors[0] if errors else MotionInterrupted(ExecCode.NO_IK, f"no way to reach {what}")
+
+    def _plan_retreat(self, q: np.ndarray, at: np.ndarray, direction: np.ndarray, moving) -> list[np.ndarray]:
         back = targets.FRONT_APPROACH * direction
         last: MotionInterrupted | None = None
         for offset in (-back, -0.5 * back, -0.5 * back + [0, 0, 0.06], np.array([0.0, 0.0, 0.08])):
             try:
-                path = self.arm.plan_linear(self.ctl.q, here + offset, "retreat from the handle")
+                return self.arm.plan_linear(q, at + offset, "retreat from the handle", moving)
             except MotionInterrupted as exc:
                 last = exc
-                continue
-            self.arm.run_path(path, cancel)
-            return
         assert last is not None
         raise last
 
@@ -148,31 +163,35 @@ class HandleMotions:
         ids = {int(g) for o in inside for g in np.where(self.model.geom_bodyid == self.info.objects[o].body_id)[0]}
         return d.geom_ids | ids
 
+    def _slide_drawer(self, drawer: str, stroke: float, cancel) -> None:
+        """Grasp the handle from the front, pull or push it by ``stroke`` along x, let go, back out."""
+        d = self.info.drawers[drawer]
+        self.ctl.gripper(HANDLE_OPENING, cancel)
+        self.arm.checker.attach(None)
+        motion = self._plan_handle_motion(drawer, stroke)
+        self.arm.move_joints(motion.pre, f"the {drawer} handle", cancel)
+        self.arm.run_path(motion.entry, cancel)
+        self.ctl.gripper(0.0, cancel)
+        if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:
+            self.ctl.gripper(HANDLE_OPENING, cancel)
+            self.arm.run_path([self.ctl.q, *motion.entry[::-1]], cancel)
+            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"fingers missed the {drawer} handle")
+        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
+        self.arm.run_path([self.ctl.q, *motion.stroke], cancel, grip, speed=0.15)
+        self.ctl.gripper(HANDLE_OPENING, cancel)
+        self.arm.run_path([self.ctl.q, *motion.retreat], cancel)
+        self.robot_at = drawer
+
     def open_drawer(self, drawer: str, cancel) -> str:
         d = self.info.drawers[drawer]
-        handle, direction = self._grasp_handle(drawer, cancel)
-        travel = d.open_position - perc.drawer_opening(self.data, self.info, drawer)
-        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        moving = self._moving_with(drawer)
-        goal = handle - [travel, 0, 0]
-        self.arm.move_linear(goal, f"pull the {drawer} open", cancel, grip, speed=0.15, moving=moving)
-        self._release_handle(direction, cancel)
-        self.robot_at = drawer
+        self._slide_drawer(drawer, perc.drawer_opening(self.data, self.info, drawer) - d.open_position, cancel)
         opening = perc.drawer_opening(self.data, self.info, drawer)
         if not perc.drawer_is_open(self.data, self.info, drawer):
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} only opened {opening * 100:.1f} cm")
         return f"{drawer} open {opening * 100:.1f} cm"
 
     def close_drawer(self, drawer: str, cancel) -> str:
-        d = self.info.drawers[drawer]
-        handle, direction = self._grasp_handle(drawer, cancel)
-        travel = perc.drawer_opening(self.data, self.info, drawer) - 0.003
-        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
-        moving = self._moving_with(drawer)
-        goal = handle + [travel, 0, 0]
-        self.arm.move_linear(goal, f"push the {drawer} closed", cancel, grip, speed=0.15, moving=moving)
-        self._release_handle(direction, cancel)
-        self.robot_at = drawer
+        self._slide_drawer(drawer, perc.drawer_opening(self.data, self.info, drawer) - 0.003, cancel)
         opening = perc.drawer_opening(self.data, self.info, drawer)
         if opening > perc.DRAWER_CLOSED_TOL:
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} still open {opening * 100:.1f} cm")

@@ -22,6 +22,7 @@ from step_planner.execution.sim.placement import (
     free_spots,
     grasp_height,
     held_footprints,
+    overlap,
     palm_zone,
 )
 
@@ -119,11 +120,24 @@ def place_yaws(shape: str, half: np.ndarray, hand_now: float, obj_yaw: float) ->
     return [(hand_now + t, obj_yaw + t) for t in (0.0, np.pi / 2, np.pi / 4, -np.pi / 4)]
 
 
+def _inflated(r: Resting, by: float) -> Resting:
+    grow = lambda fp: fp and Footprint(fp.centre, fp.half + by, fp.yaw, fp.round)  # noqa: E731
+    return Resting(grow(r.footprint), r.height, r.palm_bottom, r.palm, grow(r.fingers))
+
+
 def container_spot(
-    floor: Area, shape: str, half: np.ndarray, obj_yaw: float, others: list[Resting], hand: Area | None = None
+    floor: Area,
+    shape: str,
+    half: np.ndarray,
+    obj_yaw: float,
+    others: list[Resting],
+    hand: Area | None = None,
+    slack: float = 0.0,
 ) -> tuple[np.ndarray, float] | None:
-    """The best free (centre, object yaw) in a container for an object lying at ``obj_yaw``, or None."""
+    """The best free (centre, object yaw) in a container for an object lying at ``obj_yaw``, or
+    None; ``slack`` keeps that much more room around the others (a scene's start is jittered)."""
     yaws = place_yaws(shape, half, pick_hand_yaw(shape, half, obj_yaw), obj_yaw)
+    others = [_inflated(o, slack) for o in others] if slack else others
     spots = free_spots(floor, shape, half, yaws, others, CONTAINER_GAP, floor.fill_order, pack=True, hand_area=hand)
     if not spots:
         return None
@@ -204,3 +218,34 @@ def place_spots(
         floor, obj.shape, obj.half, yaws, others, CONTAINER_GAP, floor.fill_order, pack=True, hand_area=hand
     )
     return spots, z
+
+
+PICK_TOLERANCE = 0.003  # an object may have settled a few mm from where it was put
+
+
+def pick_yaws(data: mujoco.MjData, info: SceneInfo, name: str, where: str | None, yaws: list[float]) -> list[float]:
+    """The hand yaws (of ``yaws``, in order) whose open fingers come down clear of the neighbours
+    and inside the container ``name`` rests in, and whose hand stays where a hand may go there
+    (in front of what stands above a drawer, inside a deep bin's walls): the rule ``place``
+    follows, applied when the object is picked up again."""
+    obj = info.objects[name]
+    pos, obj_yaw = _pose(data, obj.body_id)
+    floor = hand = None
+    if where in info.drawers:
+        d = info.drawers[where]
+        floor, hand = drawer_areas(d, float(data.qpos[d.qpos_adr]), float(data.xpos[d.body_id][1]))
+    elif where in info.trays:
+        t = info.trays[where]
+        floor, hand = tray_area(t.position, t.size), tray_hand_area(t.position, t.size, obj.half)
+    neighbours = resting_objects(data, info, float(pos[2] - obj.half[2]), {name})
+    keep = []
+    for a in yaws:
+        fingers = held_footprints(obj.shape, obj.half, obj_yaw, a, pos[:2])[1]
+        if any(overlap(fingers, n.footprint, 0.0) for n in neighbours):
+            continue
+        if floor is not None and not Area(floor.lo, floor.hi).holds(fingers, -PICK_TOLERANCE):
+            continue
+        if hand is not None and not hand.holds(Footprint(pos[:2], np.array(HAND_HALF), a), -PICK_TOLERANCE):
+            continue
+        keep.append(a)
+    return keep

@@ -19,7 +19,8 @@ import numpy as np
 from step_planner.execution.sim.model import PandaIndex
 
 SAFETY_MARGIN = 0.006
-SELF_MARGIN = 0.001  # between two links of the arm (low, front handle grasps bring link 5 near link 7)
+SELF_MARGIN = 0.0  # two links of the arm may come close, not overlap: their shapes are known exactly
+# (front handle grasps low near the base bring link 5 within a millimetre of link 7)
 RESOLUTION = 0.002
 
 

@@ -22,7 +22,7 @@ from step_planner.execution.sim.handles import HandleMotions
 from step_planner.execution.sim.ik import topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
-from step_planner.execution.sim.placement import Resting, held_footprints, overlap
+from step_planner.execution.sim.placement import Resting
 from step_planner.execution.sim.planning import Attachment
 from step_planner.execution.sim.scene_builder import SceneInfo
 
@@ -108,19 +108,14 @@ class SimPrimitives(HandleMotions):
             return [np.pi / 2, 0.0, np.pi / 4, -np.pi / 4]
         return [preferred]
 
-    def _clear_yaws(self, name: str, pos: np.ndarray, obj_yaw: float, yaws: list[float]) -> list[float]:
-        """The hand yaws whose open fingers come down clear of the neighbours (the descent check
-        lets fingers touch, and fingers landing on a block upset the physics); none: GRASP_FAILED
-        before anything moves."""
-        obj = self.info.objects[name]
-        neighbours = self._resting_on(name, float(pos[2] - obj.half[2]))
-        clear = []
-        for a in yaws:
-            fingers = held_footprints(obj.shape, obj.half, obj_yaw, a, pos[:2])[1]
-            if not any(overlap(fingers, n.footprint, 0.0) for n in neighbours):
-                clear.append(a)
+    def _clear_yaws(self, name: str, yaws: list[float]) -> list[float]:
+        """The hand yaws whose open fingers come down clear of neighbours and container walls (the
+        descent check lets fingers touch, and fingers landing on a block or a wall upset the
+        physics); none: GRASP_FAILED before anything moves."""
+        where = perc.object_location(self.model, self.data, self.index, self.info, name)
+        clear = targets.pick_yaws(self.data, self.info, name, where, yaws)
         if not clear:
-            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"no room for the fingers beside {name}")
+            raise MotionInterrupted(ExecCode.GRASP_FAILED, f"no room for the fingers beside {name} in/on {where}")
         return clear
 
     def _slip_monitor(self, name: str):
@@ -177,7 +172,7 @@ class SimPrimitives(HandleMotions):
         opening = min(FINGER_MAX, width / 2 + PICK_GAP)  # not wide open: neighbours, drawer and tray walls
         self.ctl.gripper(opening, cancel)
         self.arm.checker.attach(None)
-        yaws = self._clear_yaws(name, pos, yaw, self._yaws_for(name, angle))
+        yaws = self._clear_yaws(name, self._yaws_for(name, angle))  # a yaw and its twin share fingers
         self.grasp_angle = self._move_above(grasp, yaws, name, cancel, descend=True)
         self.ctl.gripper(0.0, cancel)
         if not perc.is_held(self.model, self.data, self.index, self.info, name):
@@ -276,7 +271,7 @@ class SimPrimitives(HandleMotions):
         if target in self.info.objects:
             point = perc.object_position(self.data, self.info, target) + [0, 0, 0.08]
         elif target in self.info.drawers and self.held is None:
-            self._to_handle(target, cancel, enter=False)
+            self._to_handle(target, cancel)
             self.robot_at = target
             return f"gripper in front of the {target} handle"
         elif target in self.info.drawers:

@@ -122,6 +122,9 @@ def _add_tray(spec, place, info: SceneInfo) -> None:
 
 
 DEFAULT_BOX = [0.04, 0.04, 0.04]
+JITTER = 0.004  # a seed moves objects up to this far (and turns them up to 2 degrees)
+JITTER_SLACK = 0.008  # extra room between objects a scene starts with in a container
+MIN_HEIGHT = 0.012  # the fingertips stop 4 mm above the support: a flatter object cannot be gripped
 TABLE_SPOTS = tuple((x, y) for x in (0.35, 0.45, 0.55) for y in (0.0, 0.1, -0.1, 0.2))
 
 
@@ -138,6 +141,11 @@ def _object_shape(obj) -> tuple[str, np.ndarray]:
         raise SceneGeometryError(f"{where}: geometry.shape must be box or cylinder, got {shape!r}")
     if np.any(half <= 0):
         raise SceneGeometryError(f"{where}: geometry.size must be positive")
+    if 2 * half[2] < MIN_HEIGHT - 1e-9:
+        raise SceneGeometryError(
+            f"{where}: {2 * half[2] * 100:.1f} cm tall; the fingertips stop 4 mm above the support, so objects "
+            f"need at least {MIN_HEIGHT * 100:.1f} cm (geometry.size)"
+        )
     return shape, half
 
 
@@ -155,7 +163,7 @@ def _in_container(
         t = info.trays[place]
         floor, hand = targets.tray_area(t.position, t.size), targets.tray_hand_area(t.position, t.size, half)
         z, shift = float(t.position[2] + targets.TRAY_FLOOR), 0.0
-    found = targets.container_spot(floor, shape, half, yaw, inside.setdefault(place, []), hand)
+    found = targets.container_spot(floor, shape, half, yaw, inside.setdefault(place, []), hand, slack=JITTER_SLACK)
     if found is None:
         raise SceneGeometryError(f"object '{obj.name}': no room left in {place} for the simulation")
     xy, yaw = found
@@ -188,7 +196,7 @@ def _add_object(
     shape, half = _object_shape(obj)
     geo = obj.geometry
     if jitter:
-        pos = pos + np.array([*rng.uniform(-0.004, 0.004, 2), 0.0])
+        pos = pos + np.array([*rng.uniform(-JITTER, JITTER, 2), 0.0])
         yaw += float(rng.uniform(-2.0, 2.0))
     body = spec.worldbody.add_body()
     body.name = obj.name
