@@ -8,6 +8,7 @@ open. Everything a Cartesian segment would touch is checked before the arm moves
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import mujoco
@@ -109,16 +110,18 @@ class HandleMotions:
         assert last is not None
         raise last
 
-    def _plan_handle_motion(self, drawer: str, stroke: float) -> HandleMotion:
-        """The whole drawer motion, checked before the arm moves: IK in front of the handle, the
+    def _handle_motions(self, drawer: str, stroke: float) -> Iterator[HandleMotion]:
+        """Whole drawer motions, each checked before the arm moves: IK in front of the handle, the
         straight entry around the bar, the pull (``stroke`` < 0) or push along x, and a way back
         out (straight back first: a drawer above may be open; else back and up). A pose whose
-        stroke would end with the wrist folded onto the arm, or with no way out, is not taken:
-        the next IK seed or approach direction is tried."""
+        stroke would end with the wrist folded onto the arm, or with no way out, is skipped (the
+        next IK seed is tried); one motion per approach direction, best first. Raises the first
+        reason when no direction gives one."""
         handle = self.data.site_xpos[self.info.drawers[drawer].handle_site].copy()
         moving = self._moving_with(drawer)  # the drawer and its contents move with the hand
         what = f"the {drawer} handle"
         errors: list[MotionInterrupted] = []
+        given = 0
         for rotation, direction in self._handle_approaches():
             found: dict[str, list[np.ndarray]] = {}
 
@@ -138,8 +141,10 @@ class HandleMotions:
             except MotionInterrupted as exc:
                 errors.append(exc)
                 continue
-            return HandleMotion(q, found["entry"], found["stroke"], found["retreat"], direction)
-        raise errors[0] if errors else MotionInterrupted(ExecCode.NO_IK, f"no way to reach {what}")
+            given += 1
+            yield HandleMotion(q, found["entry"], found["stroke"], found["retreat"], direction)
+        if not given:
+            raise errors[0] if errors else MotionInterrupted(ExecCode.NO_IK, f"no way to reach {what}")
 
     def _plan_retreat(self, q: np.ndarray, at: np.ndarray, direction: np.ndarray, moving) -> list[np.ndarray]:
         back = targets.FRONT_APPROACH * direction
@@ -168,8 +173,18 @@ class HandleMotions:
         d = self.info.drawers[drawer]
         self.ctl.gripper(HANDLE_OPENING, cancel)
         self.arm.checker.attach(None)
-        motion = self._plan_handle_motion(drawer, stroke)
-        self.arm.move_joints(motion.pre, f"the {drawer} handle", cancel)
+        last: MotionInterrupted | None = None
+        for motion in self._handle_motions(drawer, stroke):
+            try:  # the free-space path in front of the handle decides among the motions
+                self.arm.move_joints(motion.pre, f"the {drawer} handle", cancel)
+                break
+            except MotionInterrupted as exc:
+                if exc.code is ExecCode.CANCELED:
+                    raise
+                last = exc
+        else:
+            assert last is not None
+            raise last
         self.arm.run_path(motion.entry, cancel)
         self.ctl.gripper(0.0, cancel)
         if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:

@@ -23,6 +23,8 @@ from step_planner.execution.sim.planning import (
 )
 from step_planner.execution.sim.timing import TimingError, time_parameterize
 
+RRT_TIMEOUT = 3.0  # seconds for the first RRTConnect attempt; a retry gets more
+
 
 @dataclass
 class MotionStats:
@@ -67,18 +69,26 @@ class Arm:
         attempts: int = 3,
     ) -> None:
         """Plan (RRTConnect), time, re-check densely and track. A timed trajectory that still cuts
-        a corner after a slower retry is planned again, up to ``attempts`` plans: over a
-        40-primitive task a one-in-fifty corner cut would otherwise fail most runs."""
+        a corner after a slower retry is planned again, up to ``attempts`` plans, and an
+        RRTConnect that timed out gets one more try with twice the time: over a 40-primitive
+        task a one-in-fifty failure would otherwise end most runs."""
         self.checker.sync(self.controller.data)
         q_start = self.controller.q
         for attempt in range(attempts):
             try:
                 path, seconds = plan_rrt_connect(
-                    self.checker, q_start, q_goal, seed=self.seed + self.stats.plans, cancel=cancel
+                    self.checker,
+                    q_start,
+                    q_goal,
+                    timeout=RRT_TIMEOUT * (1 + attempt),
+                    seed=self.seed + self.stats.plans,
+                    cancel=cancel,
                 )
             except PlanningCanceled as exc:
                 raise MotionInterrupted(ExecCode.CANCELED, "canceled while planning (the arm had not moved)") from exc
             except PlanningError as exc:
+                if str(exc).startswith("RRTConnect found no path") and attempt == 0 < attempts - 1:
+                    continue  # a narrow passage (under an open drawer): once more, with twice the time
                 raise MotionInterrupted(ExecCode.PLAN_FAILED, f"planning to {what} failed: {exc}") from exc
             finally:
                 self.stats.plans += 1

@@ -35,7 +35,7 @@ CONTAINER_GAP = 0.003  # between objects set down side by side in a container
 TABLE_GAP = 0.015  # between objects on the table
 CONTAINER_REACH = 0.74  # container spots farther from the base than this are not used
 HAND_UNDERSIDE = 0.039  # the hand's underside above the grasp point (measured on the model)
-SAFETY = 0.006  # the motion planner's collision margin
+PLACE_LIFT = 0.006  # a placed object is let go this far above its support
 TRAY_WALL = 0.008
 TRAY_FLOOR = 0.005
 # within top-down reach (IK reaches 0.78 m from the base; approach and lift need a margin)
@@ -77,14 +77,14 @@ def tray_area(position: np.ndarray, size: np.ndarray) -> Area:
     return Area(position[:2] - inner, position[:2] + inner, max_radius=CONTAINER_REACH)
 
 
-def tray_hand_area(position: np.ndarray, size: np.ndarray, half: np.ndarray) -> Area | None:
+def tray_hand_area(position: np.ndarray, size: np.ndarray, half: np.ndarray, lift: float = 0.0) -> Area | None:
     """Where the hand must stay while it reaches into a tray or bin for this object: inside the
     walls when its underside would come lower than their top (a flat object in a deep bin),
     anywhere otherwise. The hand is 21 cm along the closing axis, so a small deep bin takes no
     flat objects: an honest "no room", not a collision."""
-    underside = grasp_height(half) + HAND_UNDERSIDE  # above the floor, at a pick (a place lets go higher)
-    if underside >= size[2] - TRAY_FLOOR + SAFETY:
-        return None
+    underside = grasp_height(half) + HAND_UNDERSIDE + lift  # above the floor (``lift``: a place lets go higher)
+    if underside >= size[2] - TRAY_FLOOR:
+        return None  # over the walls: the motion planner's own margin decides
     inner = size[:2] / 2 - TRAY_WALL
     return Area(position[:2] - inner, position[:2] + inner)
 
@@ -205,7 +205,7 @@ def place_spots(
         z = d.floor_z
     elif target in info.trays:
         t = info.trays[target]
-        floor, hand = tray_area(t.position, t.size), tray_hand_area(t.position, t.size, obj.half)
+        floor, hand = tray_area(t.position, t.size), tray_hand_area(t.position, t.size, obj.half, PLACE_LIFT)
         z = float(t.position[2] + TRAY_FLOOR)
     elif target == info.table:
         others = resting_objects(data, info, 0.0, {name}) + fixtures(info)

@@ -219,7 +219,7 @@ class SimPrimitives(HandleMotions):
         monitor = self._slip_monitor(name)
         last: MotionInterrupted | None = None
         for xy, hand_yaw in spots:  # the motion planner decides among the free spots
-            spot = np.array([xy[0], xy[1], support_z + obj.half[2] + 0.006 - self.grasp_dz])
+            spot = np.array([xy[0], xy[1], support_z + obj.half[2] + targets.PLACE_LIFT - self.grasp_dz])
             try:
                 self._move_above(spot, [hand_yaw], target, cancel, monitor, descend=True)
                 break
