@@ -83,7 +83,8 @@ def test_a_32_primitive_plan_is_found_and_replays(library):
 
 
 def test_a_full_container_forces_the_stranger_out_first(library):
-    world = load_scene(SCENES / "colour_sort.yaml")  # red_tray: capacity 4, holds blue_block_4
+    world = load_scene(SCENES / "colour_sort.yaml")  # red_tray holds blue_block_4
+    world.places["red_tray"].capacity = 4
     reds = [f"in(red_block_{i}, red_tray)" for i in (1, 2, 3, 4)]
     with pytest.raises(PlanningError, match="red_tray holds 4 objects"):
         optimal_plan(library, world, parse_goal(reds))  # blue_block_4 may not move: no room for four reds

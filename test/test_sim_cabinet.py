@@ -70,3 +70,19 @@ def test_a_tray_in_a_drawers_way_is_refused():
     ]})
     with pytest.raises(SceneGeometryError, match="place 'tray': it stands where drawer"):
         build_scene(world)
+
+
+@pytest.mark.slow
+def test_an_object_too_tall_for_a_drawer_is_refused_before_it_goes_in():
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.execution.base import ExecCode
+    from step_planner.execution.sim.executor import SimExecutor
+
+    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    ex = SimExecutor(library, load_scene(ROOT / "config" / "scenes" / "drawer_desk.yaml"), seed=1)
+    for text in ("open_drawer(drawer)", "pick(cup)"):
+        assert ex.execute(library.parse_call_text(text)).code is ExecCode.SUCCESS, text
+    q = ex.controller.q
+    out = ex.execute(library.parse_call_text("place(cup, drawer)"))  # an 8 cm cup, 5 cm of headroom
+    assert out.code is ExecCode.PLAN_FAILED and "would not close" in out.message
+    assert np.max(np.abs(ex.controller.q - q)) < 0.01 and ex.observe().held == "cup"  # nothing moved

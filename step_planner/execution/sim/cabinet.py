@@ -53,6 +53,7 @@ class DrawerInfo:
     closed_center: np.ndarray = field(default_factory=lambda: np.zeros(2))  # interior centre (x, y), closed
     reach_x: float = np.inf  # world x a hand reaching into this drawer must stay below (see module doc)
     above: str | None = None  # the drawer stacked on this one
+    headroom: float = np.inf  # clear height above the floor, under the shelf or cabinet top over it
     body_id: int = -1
     joint_id: int = -1
     qpos_adr: int = -1
@@ -158,6 +159,7 @@ def add_cabinet(spec: mujoco.MjSpec, drawers: list) -> list[DrawerInfo]:
         # the cabinet top's front edge, or the drawer above fully open with its handle
         reach_local = x0 if top else front_face - slides[k + 1] - HANDLE_STANDOFF - HANDLE_HALF[0]
         reach_x = float(base[0] + reach_local - WRIST_EXTRA * (not top))
+        ceiling = zc if top else bottoms[k + 1] - t
         info = DrawerInfo(
             place.name,
             slides[k],
@@ -166,6 +168,7 @@ def add_cabinet(spec: mujoco.MjSpec, drawers: list) -> list[DrawerInfo]:
             base[:2].copy(),
             reach_x,
             drawers[k + 1].name if not top else None,
+            float(ceiling - body_z - t),
         )
         if not top:
             strip = reach_x - HAND_ACROSS - info.interior_front(info.open_position)

@@ -191,7 +191,9 @@ class HandleMotions:
             self.ctl.gripper(HANDLE_OPENING, cancel)
             self.arm.run_path([self.ctl.q, *motion.entry[::-1]], cancel)
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"fingers missed the {drawer} handle")
-        grip = self._grip_monitor(d.body_id, f"the {drawer} handle")
+        # a pull needs the grip all the way; a push is judged by where the drawer ends (the bar
+        # may slide in the fingers near the end stop without harm)
+        grip = self._grip_monitor(d.body_id, f"the {drawer} handle") if stroke < 0 else None
         self.arm.run_path([self.ctl.q, *motion.stroke], cancel, grip, speed=0.15)
         self.ctl.gripper(HANDLE_OPENING, cancel)
         self.arm.run_path([self.ctl.q, *motion.retreat], cancel)

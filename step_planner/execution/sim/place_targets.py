@@ -72,6 +72,16 @@ def drawer_areas(d: DrawerInfo, opening: float, y_center: float) -> tuple[Area, 
     return Area(floor.lo, floor.hi, max_radius=CONTAINER_REACH), hand
 
 
+HEADROOM_GAP = 0.003  # an object in a drawer stays this far below what the drawer slides under
+
+
+def too_tall_for(d: DrawerInfo, half: np.ndarray) -> str | None:
+    """Why an object this tall cannot go into the drawer (it would not close), or None."""
+    if 2 * half[2] <= d.headroom - HEADROOM_GAP:
+        return None
+    return f"{2 * half[2] * 100:.1f} cm tall; {d.name} has {d.headroom * 100:.1f} cm of headroom and would not close"
+
+
 def tray_area(position: np.ndarray, size: np.ndarray) -> Area:
     inner = size[:2] / 2 - TRAY_WALL
     return Area(position[:2] - inner, position[:2] + inner, max_radius=CONTAINER_REACH)

@@ -213,6 +213,8 @@ class SimPrimitives(HandleMotions):
             self.held = None
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} is no longer in the gripper")
         obj = self.info.objects[name]
+        if target in self.info.drawers and (why := targets.too_tall_for(self.info.drawers[target], obj.half)):
+            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"{name} is {why}")
         spots, support_z = self._place_spots(name, target)
         if not spots:
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"no room for {name} in/on {target}")

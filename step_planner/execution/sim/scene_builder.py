@@ -157,6 +157,8 @@ def _in_container(
     yaw = np.radians(float(obj.geometry.get("yaw", 0.0)))
     if place in info.drawers:
         d = info.drawers[place]
+        if why := targets.too_tall_for(d, half):
+            raise SceneGeometryError(f"object '{obj.name}': {why}")
         floor, hand = targets.drawer_areas(d, d.open_position, float(d.closed_center[1]))
         z, shift = d.floor_z, (d.slide if world.places[place].is_open else 0.0) - d.open_position
     else:
