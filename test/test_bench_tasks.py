@@ -1,4 +1,5 @@
-"""The Table III task suite: loads, validates, and its optimal counts match the symbolic expert."""
+"""The task suites (Table III and the long-horizon one): they load, validate, and their optimal
+counts match the symbolic expert."""
 
 from __future__ import annotations
 
@@ -15,25 +16,46 @@ from step_planner.bench.tasks import CATEGORIES, TaskError, check_optimal, load_
 ROOT = Path(__file__).resolve().parents[1]
 
 
+SUITES = ("table3", "long_horizon")
+
+
 @pytest.fixture(scope="module")
 def suite():
     return load_suite("table3")
 
 
+@pytest.fixture(scope="module")
+def long_suite():
+    return load_suite("long_horizon")
+
+
 def test_suite_covers_the_four_categories(suite):
     counts = Counter(t.category for t in suite)
     assert len(suite) >= 40
-    assert set(counts) == set(CATEGORIES)
+    assert set(counts) == set(CATEGORIES[:4])
     assert min(counts.values()) >= 10
     assert len({t.scene for t in suite}) >= 4
 
 
-def test_optimal_counts_match_the_symbolic_expert(suite, library):
-    assert check_optimal(suite, library) == []
+def test_long_suite_is_long_and_spread_over_crowded_scenes(long_suite):
+    assert len(long_suite) >= 16
+    assert {t.category for t in long_suite} == {"horizon_simple", "horizon_complex"}
+    assert all(12 <= t.optimal <= 40 for t in long_suite)
+    assert max(t.optimal for t in long_suite) >= 30
+    scenes = {t.scene: t.world for t in long_suite}
+    assert len(scenes) >= 4
+    assert all(len(world.objects) >= 10 for world in scenes.values())
+    assert len({t.instruction for t in long_suite}) == len(long_suite)
 
 
-def test_expert_plans_reach_goal_and_every_milestone(suite, library):
-    for task in suite:
+@pytest.mark.parametrize("name", SUITES)
+def test_optimal_counts_match_the_symbolic_expert(name, library):
+    assert check_optimal(load_suite(name), library) == []
+
+
+@pytest.mark.parametrize("name", SUITES)
+def test_expert_plans_reach_goal_and_every_milestone(name, library):
+    for task in load_suite(name):
         plan = solve_online(library, task.world, task.goal, task.instruction)
         states = [task.world.copy()]
         for i in range(len(plan)):
@@ -70,6 +92,7 @@ def _write(tmp_path, task: dict) -> Path:
         ({"goal": ["near(red_block, tray)"]}, "unknown predicate 'near'"),
         ({"category": "medium"}, "category must be one of"),
         ({"optimal": 6}, "a short task needs 1-4 primitives"),
+        ({"category": "horizon_simple", "optimal": 10}, "a horizon task needs 12-40 primitives"),
         ({"category": "short_complex"}, "needs a goal object hidden"),
         ({"scene": "nowhere.yaml"}, "scene 'nowhere.yaml'"),
         ({"goal": ["on(red_block, table)"]}, "already holds"),

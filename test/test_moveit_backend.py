@@ -214,7 +214,7 @@ def test_open_and_close_drawer_pull_and_push_along_the_slide(st, ex, library):
     assert ex.execute(call("open_drawer(drawer)", library)).success
     plans = arm_plans(st)
     start, end = plans[1]["goal"]["pose"], plans[2]["goal"]["pose"]
-    assert start == pytest.approx(flange(g.Pose(d.handle(False), g.top_down(0))))
+    assert start == pytest.approx(flange(g.Pose(d.handle(False), g.front_facing(d.pull))))  # front handle grasp
     assert (end[0] - start[0], end[1] - start[1]) == pytest.approx((-0.18, 0.0))
     assert [p["params"]["planner_id"] for p in plans] == ["RRTConnectkConfigDefault", "LIN", "LIN", "LIN"]
     assert hand_goals(st) == ["open", "close", "open"]

@@ -142,13 +142,23 @@ def test_drawer_handle_pull_and_push_along_the_pull_direction(drawer_world):
     op = g.open_drawer_poses(d, CFG.drawer, CFG.grasp)
     assert op.start.position == pytest.approx(d.handle(False))
     assert op.end.position == pytest.approx(d.handle(True))
-    assert abs(abs(finger_axis(op.start.orientation)[0]) - 1.0) < 1e-9  # fingers close across the bar
     cl = g.close_drawer_poses(d, CFG.drawer, CFG.grasp)
     assert cl.start.position[0] < d.handle(True)[0]  # outside the open handle
     assert cl.end.position[0] - cl.start.position[0] == pytest.approx(0.18)
+    for motion in (op, cl):  # from the front: hand horizontal into the drawer, fingers closing across the bar
+        q = motion.start.orientation
+        assert close(g.z_axis(q), (1.0, 0.0, 0.0)) and close(finger_axis(q), (0.0, 1.0, 0.0))
+        assert all(p.orientation == q for p in (motion.pre, motion.end, motion.retreat))
+        # approach and retreat are horizontal, in front of the handle (never from above: a drawer
+        # stacked over this one may be open)
+        for a, b in ((motion.pre, motion.start), (motion.retreat, motion.end)):
+            assert a.position[2] == pytest.approx(b.position[2])
+            assert b.position[0] - a.position[0] == pytest.approx(CFG.drawer.approach_distance)
     custom = g.drawer_model("drawer", {**geom, "pull_direction": [0, 2, 0], "handle_position": [0.6, -0.1, 0.05]},
                             CFG.drawer)
     assert custom.pull == (0.0, 1.0, 0.0) and custom.handle(True) == pytest.approx((0.6, 0.08, 0.05))
+    turned = g.front_facing(custom.pull)  # a drawer opening along +y: the hand points along -y
+    assert close(g.z_axis(turned), (0.0, -1.0, 0.0)) and close(finger_axis(turned), (1.0, 0.0, 0.0))
 
 
 def test_drawer_geometry_errors_name_the_key(drawer_world):

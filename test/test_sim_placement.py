@@ -62,6 +62,39 @@ def test_blocks_fill_a_box_as_far_as_blocks_and_fingers_fit():
             assert not overlap(p.footprint, q.footprint, 0.004)
 
 
+def test_a_neighbours_pick_fingers_stay_free():
+    """A block is not set down where a neighbour's fingers must go when that one is picked
+    (fingers landing on a block upset the physics); beside it, across the closing axis, it is."""
+    from step_planner.execution.sim.place_targets import resting
+
+    area = Area(np.array([-0.2, -0.2]), np.array([0.2, 0.2]))
+    neighbour = resting("box", BLOCK, np.zeros(2), 0.0)  # a cube is gripped along its y: fingers at y +-5 cm
+    assert neighbour.fingers is not None and neighbour.fingers.extent()[1] > 0.05
+    spots = free_spots(area, "box", BLOCK, YAWS, [neighbour], 0.005, lambda c: float(np.linalg.norm(c)), limit=40)
+    assert spots
+    for xy, hand in spots:
+        body = Footprint(xy, BLOCK[:2], dict(YAWS)[hand])
+        assert not overlap(body, neighbour.fingers, 0.0)
+    assert min(abs(xy[0]) for xy, _ in spots if abs(xy[1]) < 0.01) < 0.06  # right beside it along x is fine
+
+
+def test_a_crowded_container_leaves_every_pick_possible():
+    """Fill trays block by block: each new block keeps clear of the others' bodies and pick
+    fingers, and the others keep clear of its own."""
+    from step_planner.execution.sim.place_targets import container_spot, resting, tray_area
+
+    for size, fits_in in ((0.18, 4), (0.2, 5)):
+        floor = tray_area(np.array([0.5, 0.0, 0.0]), np.array([size, size, 0.03]))
+        inside: list = []
+        while (found := container_spot(floor, "box", BLOCK, 0.0, inside)) is not None:
+            inside.append(resting("box", BLOCK, *found))
+        assert len(inside) == fits_in
+        for i, a in enumerate(inside):
+            for b in inside[i + 1 :]:
+                assert not overlap(a.footprint, b.footprint, 0.003)
+                assert not overlap(a.footprint, b.fingers, 0.0) and not overlap(b.footprint, a.fingers, 0.0)
+
+
 def test_fingers_need_room_beside_the_object():
     # a 4.6 cm square inside: the block fits, its fingers do not
     area = Area(np.full(2, -0.023), np.full(2, 0.023))
@@ -93,14 +126,47 @@ def test_three_blocks_into_the_box_in_physics():
 
 
 @pytest.mark.sim
-def test_an_open_upper_drawer_blocks_the_lower_handle_until_closed():
+@pytest.mark.slow
+def test_front_handle_grasp_opens_and_serves_a_lower_drawer_under_an_open_upper_one():
+    """The STEP stacked-drawer case that top-down handle grasps could not do: with the top drawer
+    open over it, the bottom drawer is opened, an object comes out of it and one goes in, and
+    both drawers close again."""
     from step_planner.execution.sim.executor import SimExecutor
 
     library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
     ex = SimExecutor(library, load_scene(ROOT / "config" / "scenes" / "two_drawers.yaml"), seed=1)
-    assert ex.execute(library.parse_call_text("open_drawer(top_drawer)")).code is ExecCode.SUCCESS
-    out = ex.execute(library.parse_call_text("open_drawer(bottom_drawer)"))
-    assert out.code is ExecCode.PLAN_FAILED and "close top_drawer first" in out.message
-    assert ex.execute(library.parse_call_text("close_drawer(top_drawer)")).code is ExecCode.SUCCESS
-    out = ex.execute(library.parse_call_text("open_drawer(bottom_drawer)"))
-    assert out.code is ExecCode.SUCCESS, out.message
+    for text in ("open_drawer(top_drawer)", "open_drawer(bottom_drawer)"):
+        out = ex.execute(library.parse_call_text(text))
+        assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
+    seen = ex.observe()
+    assert seen.places["top_drawer"].is_open and seen.places["bottom_drawer"].is_open
+    assert seen.places["top_drawer"].geometry["opening"] > 0.08  # the top drawer really stayed open
+    for text in ("pick(tape)", "place(tape, bottom_drawer)", "pick(screwdriver)", "place(screwdriver, table)",
+                 "close_drawer(bottom_drawer)", "close_drawer(top_drawer)"):
+        out = ex.execute(library.parse_call_text(text))
+        assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
+    seen = ex.observe()
+    assert {n: seen.objects[n].location for n in ("tape", "screwdriver", "pen")} == {
+        "tape": "bottom_drawer", "screwdriver": "table", "pen": "bottom_drawer"}
+    assert not seen.places["top_drawer"].is_open and not seen.places["bottom_drawer"].is_open
+
+
+@pytest.mark.sim
+@pytest.mark.slow
+def test_four_blocks_into_one_bin_among_twelve_objects_and_one_back_out():
+    from step_planner.execution.sim.executor import SimExecutor
+
+    library = PrimitiveLibrary.load(ROOT / "config" / "primitives.yaml")
+    ex = SimExecutor(library, load_scene(ROOT / "config" / "scenes" / "cluttered_desk.yaml"), seed=2)
+    assert len(ex.observe().objects) == 12
+    blocks = ("red_block", "blue_block", "green_block", "yellow_block")
+    for block in blocks:
+        for text in (f"pick({block})", f"place({block}, block_bin)"):
+            out = ex.execute(library.parse_call_text(text))
+            assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"
+    seen = ex.observe()
+    assert all(seen.objects[b].location == "block_bin" for b in blocks)
+    assert all(seen.objects[o].location == "table" for o in seen.objects if o not in blocks)  # nothing knocked off
+    for text in ("pick(blue_block)", "place(blue_block, table)"):  # the full bin still gives one back
+        out = ex.execute(library.parse_call_text(text))
+        assert out.code is ExecCode.SUCCESS, f"{text}: {out.message}"

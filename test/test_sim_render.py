@@ -38,3 +38,20 @@ def test_episode_video_and_keyframes(tmp_path):
     assert [p.name for p in ex.keyframes] == ["01_move_to.png", "02_home.png"]
     image = imageio.imread(ex.keyframes[-1])
     assert image.shape == (480, 640, 3) and np.std(image) > 10  # a scene, not a blank frame
+
+
+def test_keyframe_strip_puts_captioned_frames_in_a_grid(tmp_path):
+    import imageio.v2 as imageio
+
+    from step_planner.execution.sim.render import keyframe_strip
+
+    frames = []
+    for k in range(5):
+        path = tmp_path / f"{k:02d}.png"
+        imageio.imwrite(path, np.full((480, 640, 3), 40 * k, dtype=np.uint8))
+        frames.append(path)
+    out = keyframe_strip(frames, [f"{k + 1}/5 pick(x)" for k in range(5)], tmp_path / "strip.png", columns=3)
+    strip = imageio.imread(out)
+    assert strip.shape == (2 * 240, 3 * 320, 3)  # two rows of three 320x240 tiles
+    assert strip[100, 320 + 100, 0] == 40 and strip[240 + 100, 100, 0] == 120  # frames 2 and 4 in place
+    assert strip[2:16, 2:120].max() > 200 and strip[240 + 2 : 240 + 16, 2:120].max() > 200  # white captions

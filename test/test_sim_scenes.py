@@ -40,6 +40,26 @@ def test_scene_builds_and_observes_as_written(path, library):
     assert set(seen.observed().objects) == set(world.observed().objects)
 
 
+@pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])
+def test_table_objects_stand_where_they_can_be_picked(path):
+    """The rule ``place`` follows, applied to each scene's start: every object on the table within
+    reach, its fingers clear of neighbours and fixtures, no tall neighbour under its palm."""
+    import numpy as np
+
+    from step_planner.execution.sim import place_targets as targets
+    from step_planner.execution.sim.scene_builder import build_scene
+
+    world = load_scene(path)
+    _, info = build_scene(world)
+    standing = [
+        (o.name, info.objects[o.name].shape, info.objects[o.name].half,
+         np.asarray(o.geometry["position"][:2], dtype=float), np.radians(float(o.geometry.get("yaw", 0.0))))
+        for o in world.objects.values()
+        if o.location == info.table
+    ]
+    assert targets.table_layout_problems(standing, targets.fixtures(info)) == []
+
+
 TASKS = {
     "workshop": (
         "open_drawer(drawer)",
@@ -65,6 +85,24 @@ TASKS = {
         "open_drawer(top_drawer)",
         "pick(tape)",
         "place(tape, table)",
+    ),
+    "supply_cabinet": (  # stacked drawers, both open at once
+        "open_drawer(stationery_drawer)",
+        "open_drawer(tool_drawer)",
+        "pick(old_battery)",
+        "place(old_battery, bin)",
+        "pick(chisel)",
+        "place(chisel, tool_drawer)",
+        "close_drawer(tool_drawer)",
+        "close_drawer(stationery_drawer)",
+    ),
+    "workshop_drawers": (
+        "open_drawer(left_bottom_drawer)",
+        "pick(hammer)",
+        "place(hammer, work_tray)",
+        "pick(file)",
+        "place(file, left_bottom_drawer)",
+        "close_drawer(left_bottom_drawer)",
     ),
     "office_drawers": (
         "pick(green_block)",

@@ -9,6 +9,11 @@ knowledge-model expert. Categories follow STEP's real-robot table (Table III):
 - ``long_simple``   5 to 8 primitives, every goal object visible
 - ``long_complex``  5 to 8 primitives, some goal object hidden
 
+and the long-horizon suite (``config/tasks/long_horizon.yaml``) adds
+
+- ``horizon_simple``  12 to 40 primitives, every goal object visible
+- ``horizon_complex`` 12 to 40 primitives, some goal object hidden in a closed drawer
+
 The loader checks everything that can be checked without planning (names, categories vs hidden
 objects, ``optimal`` vs category); :func:`check_optimal` re-plans each task and compares.
 """
@@ -28,7 +33,8 @@ from step_planner.resources import config_path
 
 TASKS_DIR = config_path("tasks")
 SCENES_DIR = config_path("scenes")
-CATEGORIES = ("short_simple", "short_complex", "long_simple", "long_complex")
+CATEGORIES = ("short_simple", "short_complex", "long_simple", "long_complex", "horizon_simple", "horizon_complex")
+STEPS = {"short": (1, 4), "long": (5, 8), "horizon": (12, 40)}  # primitives, by the category's first word
 _KEYS = {"id", "category", "scene", "instruction", "goal", "subgoals", "optimal"}
 
 
@@ -56,11 +62,10 @@ class Task:
 
 
 def _category_problem(category: str, optimal: int, hidden: list[str]) -> str | None:
-    short = category.startswith("short")
-    if short and not 1 <= optimal < 5:
-        return f"a short task needs 1-4 primitives, optimal is {optimal}"
-    if not short and not 5 <= optimal <= 8:
-        return f"a long task needs 5-8 primitives, optimal is {optimal}"
+    length = category.split("_")[0]
+    low, high = STEPS[length]
+    if not low <= optimal <= high:
+        return f"a {length} task needs {low}-{high} primitives, optimal is {optimal}"
     if category.endswith("complex") and not hidden:
         return "a complex task needs a goal object hidden in a closed drawer"
     if category.endswith("simple") and hidden:

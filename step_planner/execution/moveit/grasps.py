@@ -8,13 +8,16 @@ Conventions (the robot base frame, metres, table top at z = 0, as in ``config/sc
 - Trays / bins / boxes and drawers: ``position`` / ``cabinet_position`` is the centre of the
   underside of the floor (z = 0 when standing on the table); ``size`` / ``inner_size`` is the inside.
 - Drawers open along ``drawer.pull_direction`` (config, or ``pull_direction`` in the scene
-  geometry) by ``slide`` metres; the handle is a bar across the front, ``handle_depth`` out from it,
-  at half the drawer's height, unless the scene gives ``handle_position`` (closed drawer).
+  geometry) by ``slide`` metres; the handle is a vertical bar (or a knob), ``handle_depth`` out from
+  the front, at half the drawer's height, unless the scene gives ``handle_position`` (closed drawer).
+  It is grasped from the front: hand horizontal, pointing into the drawer, fingers closing
+  horizontally across the bar, as the MuJoCo backend does; a top-down handle grasp cannot reach a
+  lower drawer once the drawer stacked above it is open.
 - Directions of ``push``: forward = +x (away from the robot base), backward = -x, left = +y,
   right = -y.
 
-Every pose here is of the tool centre point (between the fingertips) with the gripper pointing
-down; :func:`flange_pose` turns it into the pose of the MoveIt end-effector link.
+Every pose here is of the tool centre point (between the fingertips), the gripper pointing down
+except at drawer handles; :func:`flange_pose` turns it into the pose of the MoveIt end-effector link.
 """
 
 from __future__ import annotations
@@ -313,28 +316,66 @@ def drawer_model(name: str, geometry: dict[str, Any], cfg: DrawerConfig) -> Draw
 
 @dataclass(frozen=True)
 class DrawerMotion:
-    pre: Pose       # above the start (free-space goal)
-    start: Pose     # fingertips at the handle (open) / in front of it (close)
+    pre: Pose       # in front of the start, along the pull direction (free-space goal)
+    start: Pose     # fingertips around the handle (open) / closed fingers at it (close)
     end: Pose       # after the straight pull / push
-    retreat: Pose   # straight up from ``end``
+    retreat: Pose   # straight back out from ``end``, along the pull direction
+
+
+def front_facing(pull: Vec3) -> Quat:
+    """Gripper z horizontal, pointing into the drawer (against ``pull``), fingers closing
+    horizontally across it (hand y = pull turned +90 degrees about the vertical)."""
+    zx, zy = -pull[0], -pull[1]
+    norm = math.hypot(zx, zy)
+    zx, zy = zx / norm, zy / norm
+    z = (zx, zy, 0.0)
+    y = (-zy, zx, 0.0)
+    x = (y[1] * z[2] - y[2] * z[1], y[2] * z[0] - y[0] * z[2], y[0] * z[1] - y[1] * z[0])
+    return _quat_from_axes(x, y, z)
+
+
+def _quat_from_axes(x: Vec3, y: Vec3, z: Vec3) -> Quat:
+    """(x, y, z, w) of the rotation whose columns are the given orthonormal axes."""
+    m00, m01, m02 = x[0], y[0], z[0]
+    m10, m11, m12 = x[1], y[1], z[1]
+    m20, m21, m22 = x[2], y[2], z[2]
+    trace = m00 + m11 + m22
+    if trace > 0:
+        s = 2.0 * math.sqrt(trace + 1.0)
+        return ((m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, 0.25 * s)
+    if m00 > m11 and m00 > m22:
+        s = 2.0 * math.sqrt(1.0 + m00 - m11 - m22)
+        return (0.25 * s, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s)
+    if m11 > m22:
+        s = 2.0 * math.sqrt(1.0 + m11 - m00 - m22)
+        return ((m01 + m10) / s, 0.25 * s, (m12 + m21) / s, (m02 - m20) / s)
+    s = 2.0 * math.sqrt(1.0 + m22 - m00 - m11)
+    return ((m02 + m20) / s, (m12 + m21) / s, 0.25 * s, (m10 - m01) / s)
 
 
 def open_drawer_poses(d: DrawerModel, cfg: DrawerConfig, grasp: GraspConfig) -> DrawerMotion:
-    """Top-down grasp of the handle bar (fingers closing along the pull axis), pull by ``slide``."""
-    q = top_down(yaw_closing_along(d.pull))
+    """Front grasp of the handle (hand horizontal, fingers closing across the bar), pull by ``slide``,
+    back out along the pull direction."""
+    q = front_facing(d.pull)
     start = Pose(_clamp_z(d.handle(False), grasp), q)
-    end = start.moved((d.pull[0] * d.slide, d.pull[1] * d.slide, 0.0))
-    return DrawerMotion(start.up(cfg.approach_distance), start, end, end.up(cfg.approach_distance))
+    end = start.moved(_along(d.pull, d.slide))
+    return DrawerMotion(start.moved(_along(d.pull, cfg.approach_distance)), start, end,
+                        end.moved(_along(d.pull, cfg.approach_distance)))
 
 
 def close_drawer_poses(d: DrawerModel, cfg: DrawerConfig, grasp: GraspConfig) -> DrawerMotion:
-    """Closed fingers just outside the open drawer's handle, push back by ``slide``."""
-    q = top_down(yaw_closing_along((-d.pull[1], d.pull[0], 0.0)))
+    """Closed fingers, hand horizontal, just in front of the open drawer's handle; push back by ``slide``."""
+    q = front_facing(d.pull)
     h = d.handle(True)
     gap = _FINGER_THICKNESS + 0.01
     start = Pose(_clamp_z((h[0] + d.pull[0] * gap, h[1] + d.pull[1] * gap, h[2]), grasp), q)
-    end = start.moved((-d.pull[0] * d.slide, -d.pull[1] * d.slide, 0.0))
-    return DrawerMotion(start.up(cfg.approach_distance), start, end, end.up(cfg.approach_distance))
+    end = start.moved(_along(d.pull, -d.slide))
+    return DrawerMotion(start.moved(_along(d.pull, cfg.approach_distance)), start, end,
+                        end.moved(_along(d.pull, cfg.approach_distance)))
+
+
+def _along(direction: Vec3, distance: float) -> Vec3:
+    return (direction[0] * distance, direction[1] * distance, direction[2] * distance)
 
 
 def _clamp_z(p: Vec3, grasp: GraspConfig) -> Vec3:

@@ -28,6 +28,8 @@ class Case:
     call: str
     setup: tuple[str, ...] = ()
     drawer_open: bool = False
+    scene: str | None = None  # a scene of config/scenes instead of --scene
+    note: str = ""
 
 
 CASES = (
@@ -45,6 +47,12 @@ CASES = (
     Case("push(tape, forward)"),
     Case("push(red_block, left)"),
     Case("home()", ("move_to(tray)",)),
+    # stacked drawers (two_drawers): the lower one served while the upper one is open
+    Case("open_drawer(bottom_drawer)", ("open_drawer(top_drawer)",), scene="two_drawers", note="top drawer open"),
+    Case("pick(screwdriver)", ("open_drawer(top_drawer)", "open_drawer(bottom_drawer)"), scene="two_drawers",
+         note="from the bottom drawer, top drawer open"),
+    Case("close_drawer(bottom_drawer)", ("open_drawer(top_drawer)", "open_drawer(bottom_drawer)"),
+         scene="two_drawers", note="top drawer open"),
 )
 
 
@@ -66,6 +74,8 @@ def run_case(case: Case, library: PrimitiveLibrary, scene_path: Path, runs: int)
     from step_planner.execution.sim.executor import SimExecutor
 
     result = CaseResult(case)
+    if case.scene:
+        scene_path = Path(config_path("scenes", f"{case.scene}.yaml"))
     for k in range(runs):
         world = load_scene(scene_path)
         if case.drawer_open:
@@ -179,7 +189,8 @@ def markdown(results: list[CaseResult], runs: int) -> str:
     ]
     for r in results:
         lines.append(
-            f"| `{r.case.call}` | {r.successes}/{runs} | {_median(r.planning)} | {_median(r.sim)} | {_median(r.wall)} |"
+            f"| `{r.case.call}`{f' ({r.case.note})' if r.case.note else ''} | {r.successes}/{runs} "
+            f"| {_median(r.planning)} | {_median(r.sim)} | {_median(r.wall)} |"
         )
     notes = [f"- `{r.case.call}` {n}" for r in results for n in r.notes]
     if notes:

@@ -23,6 +23,15 @@ def topdown_rotation(closing_angle: float) -> np.ndarray:
     return np.column_stack([np.cross(y, z), y, z])
 
 
+def front_rotation(approach_yaw: float, closing_sign: float = 1.0) -> np.ndarray:
+    """Hand horizontal, pointing along ``approach_yaw`` (rad from world x), fingers closing
+    horizontally across it (a vertical handle bar); ``closing_sign`` picks one of the hand's two
+    rolls about the approach axis (IK takes whichever the arm can reach)."""
+    z = np.array([np.cos(approach_yaw), np.sin(approach_yaw), 0.0])
+    y = closing_sign * np.array([-np.sin(approach_yaw), np.cos(approach_yaw), 0.0])
+    return np.column_stack([np.cross(y, z), y, z])
+
+
 class IkSolver:
     def __init__(self, seed: int = 0) -> None:
         self.model = compile_spec(panda_spec())

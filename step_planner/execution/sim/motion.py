@@ -23,6 +23,8 @@ from step_planner.execution.sim.planning import (
 )
 from step_planner.execution.sim.timing import TimingError, time_parameterize
 
+RRT_TIMEOUT = 3.0  # seconds for the first RRTConnect attempt; a retry gets more
+
 
 @dataclass
 class MotionStats:
@@ -39,10 +41,16 @@ class Arm:
         self.stats = MotionStats()
 
     def solve_ik(
-        self, position: np.ndarray, rotation: np.ndarray, what: str, collision_free: bool = True
+        self, position: np.ndarray, rotation: np.ndarray, what: str, collision_free: bool = True, then=None
     ) -> np.ndarray:
+        """A joint solution for the pose; with ``then(q) -> bool`` a solution must also pass that
+        test (e.g. its straight-line descent is feasible), else IK tries other seeds: a solution
+        on an awkward branch (after a front handle grasp) can leave no straight way down."""
         self.checker.sync(self.controller.data)
-        accept = self.checker.is_free if collision_free else None
+
+        def accept(q: np.ndarray) -> bool:
+            return (not collision_free or self.checker.is_free(q)) and (then is None or then(q))
+
         q = self.ik.solve(position, rotation, seed_q=self.controller.q, accept=accept)
         if q is None:
             raise MotionInterrupted(
@@ -58,31 +66,53 @@ class Arm:
         cancel: threading.Event | None = None,
         monitor: Monitor | None = None,
         speed: float = 1.0,
+        attempts: int = 3,
     ) -> None:
+        """Plan (RRTConnect), time, re-check densely and track. A timed trajectory that still cuts
+        a corner after a slower retry is planned again, up to ``attempts`` plans, and an
+        RRTConnect that timed out gets one more try with twice the time: over a 40-primitive
+        task a one-in-fifty failure would otherwise end most runs."""
         self.checker.sync(self.controller.data)
         q_start = self.controller.q
-        try:
-            path, seconds = plan_rrt_connect(
-                self.checker, q_start, q_goal, seed=self.seed + self.stats.plans, cancel=cancel
-            )
-        except PlanningCanceled as exc:
-            raise MotionInterrupted(ExecCode.CANCELED, "canceled while planning (the arm had not moved)") from exc
-        except PlanningError as exc:
-            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"planning to {what} failed: {exc}") from exc
-        finally:
-            self.stats.plans += 1
-        self.stats.planning_s += seconds
-        try:
-            traj = time_parameterize(path, self.controller.model.opt.timestep, speed=speed)
-        except TimingError as exc:
-            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timing the path to {what} failed: {exc}") from exc
-        bad = self.checker.first_collision(traj.q[::5], step=0.01)
-        if bad is not None:  # the spline cut a corner: retry with the straight polyline, slower
-            traj = time_parameterize(path, self.controller.model.opt.timestep, speed=speed * 0.5, densify_step=0.005)
-            if self.checker.first_collision(traj.q[::5], step=0.01) is not None:
-                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timed trajectory to {what} collides")
+        for attempt in range(attempts):
+            try:
+                path, seconds = plan_rrt_connect(
+                    self.checker,
+                    q_start,
+                    q_goal,
+                    timeout=RRT_TIMEOUT * (1 + attempt),
+                    seed=self.seed + self.stats.plans,
+                    cancel=cancel,
+                )
+            except PlanningCanceled as exc:
+                raise MotionInterrupted(ExecCode.CANCELED, "canceled while planning (the arm had not moved)") from exc
+            except PlanningError as exc:
+                if str(exc).startswith("RRTConnect found no path") and attempt == 0 < attempts - 1:
+                    continue  # a narrow passage (under an open drawer): once more, with twice the time
+                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"planning to {what} failed: {exc}") from exc
+            finally:
+                self.stats.plans += 1
+            self.stats.planning_s += seconds
+            traj = self._timed_free(path, speed, what)
+            if traj is not None:
+                break
+            if attempt == attempts - 1:
+                raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timed trajectory to {what} collides ({attempts} plans)")
         self.stats.collision_checks = self.checker.checks
         self.controller.follow(traj, cancel, monitor)
+
+    def _timed_free(self, path: np.ndarray, speed: float, what: str):
+        """The timed trajectory of ``path`` if it is collision-free (else a slower one hugging the
+        polyline), or None when both cut a corner."""
+        dt = self.controller.model.opt.timestep
+        try:
+            traj = time_parameterize(path, dt, speed=speed)
+            if self.checker.first_collision(traj.q[::5], step=0.01) is None:
+                return traj
+            traj = time_parameterize(path, dt, speed=speed * 0.5, densify_step=0.005)
+        except TimingError as exc:
+            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timing the path to {what} failed: {exc}") from exc
+        return traj if self.checker.first_collision(traj.q[::5], step=0.01) is None else None
 
     def move_to_pose(
         self,

@@ -15,9 +15,11 @@ import numpy as np
 
 FINGER_REACH = 0.032  # release gap (1 cm) + finger thickness beyond the held object, along the closing axis
 FINGER_HALF_WIDTH = 0.011  # finger pad half-width across the closing axis
+FINGER_GAP = 0.003  # between a finger and an object it must not touch
 GRID = 0.01
 PALM_ABOVE_GRASP = 0.05  # the hand's palm is this far above the grasp point, 21 cm long along the closing axis
 PALM_HALF = (0.105, 0.035)  # palm half extents: along the closing axis, across it
+HAND_HALF = (0.11, 0.038)  # the hand seen from above, with the planner's safety margin
 
 
 @dataclass(frozen=True)
@@ -80,23 +82,27 @@ def grasp_height(half: np.ndarray) -> float:
     return float(max(half[2], 2 * half[2] - 0.03, 0.012))
 
 
-def palm_zone(shape: str, half: np.ndarray, yaw: float, xy: np.ndarray) -> Footprint | None:
-    """Where the palm will be when this object is picked (a box is gripped across its narrow side;
-    a cylinder at any yaw, so it has no single zone)."""
+def palm_zone(
+    shape: str, half: np.ndarray, yaw: float, xy: np.ndarray, dims: tuple[float, float] = PALM_HALF
+) -> Footprint | None:
+    """Where the palm (or, with ``dims``, the whole hand) will be when this object is picked (a box
+    is gripped across its narrow side; a cylinder at any yaw, so it has no single zone)."""
     if shape == "cylinder":
         return None
     along_x = half[1] > half[0]  # closing axis along the object's own x when x is the narrow side
-    return Footprint(xy, np.array(PALM_HALF if along_x else PALM_HALF[::-1]), yaw)
+    return Footprint(xy, np.array(dims if along_x else dims[::-1]), yaw)
 
 
 @dataclass(frozen=True)
 class Resting:
-    """An object already in/on the target: its footprint, height, and its pick's palm zone."""
+    """An object already in/on the target: its footprint, height, its pick's palm zone and where
+    its pick's fingers go down (kept free: fingers landing on a neighbour upset the physics)."""
 
     footprint: Footprint
     height: float
     palm_bottom: float  # above its support, when it is picked
     palm: Footprint | None
+    fingers: Footprint | None = None
 
 
 def blocks_pick(tall: Footprint, tall_height: float, palm: Footprint | None, palm_bottom: float) -> bool:
@@ -106,14 +112,18 @@ def blocks_pick(tall: Footprint, tall_height: float, palm: Footprint | None, pal
 
 @dataclass(frozen=True)
 class Area:
-    """An axis-aligned floor region (container inside, exposed drawer part, reachable table)."""
+    """An axis-aligned floor region (container inside, drawer floor, reachable table), optionally
+    also within ``max_radius`` of the robot base (the arm's reach)."""
 
     lo: np.ndarray
     hi: np.ndarray
+    max_radius: float = np.inf
 
     def holds(self, fp: Footprint, margin: float) -> bool:
         e = fp.extent()
-        return bool(np.all(fp.centre - e >= self.lo + margin) and np.all(fp.centre + e <= self.hi - margin))
+        if not (np.all(fp.centre - e >= self.lo + margin) and np.all(fp.centre + e <= self.hi - margin)):
+            return False
+        return bool(np.hypot(abs(fp.centre[0]) + e[0], abs(fp.centre[1]) + e[1]) <= self.max_radius - margin)
 
     def fill_order(self, centre: np.ndarray) -> float:
         """Bottom-left fill: spots nearest one corner first, so later objects still find room
@@ -121,13 +131,25 @@ class Area:
         return float(np.sum(centre - self.lo))
 
 
-def _fits(area: Area, shape: str, half: np.ndarray, yaw_pair, xy: np.ndarray, others, gap: float) -> bool:
-    """The object (held at this hand yaw) and its fingers fit at ``xy``, and every pick stays possible."""
+def fits(
+    area: Area, shape: str, half: np.ndarray, yaw_pair, xy: np.ndarray, others, gap: float, hand_area=None
+) -> bool:
+    """The object (held at this hand yaw) and its fingers fit at ``xy``, and every pick stays possible.
+
+    With ``hand_area`` the hand must stay inside it, now and when this object is picked again
+    (a drawer under a cabinet top or under another drawer is only reachable in front of it).
+    """
     hand_yaw, obj_yaw = yaw_pair
     body, fingers = held_footprints(shape, half, obj_yaw, hand_yaw, xy)
     if not (area.holds(body, 0.004) and area.holds(fingers, 0.0)):
         return False
-    if any(overlap(body, o.footprint, gap) or overlap(fingers, o.footprint, 0.003) for o in others):
+    if hand_area is not None:
+        hands = [Footprint(xy, np.array(HAND_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy, HAND_HALF)]
+        if not all(hand_area.holds(h, 0.0) for h in hands if h is not None):
+            return False
+    if any(overlap(body, o.footprint, gap) or overlap(fingers, o.footprint, FINGER_GAP) for o in others):
+        return False
+    if any(o.fingers is not None and overlap(body, o.fingers, FINGER_GAP) for o in others):
         return False
     # the palm now (this placement's hand yaw) and when this object is picked again
     palms = (Footprint(xy, np.array(PALM_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy))
@@ -143,7 +165,7 @@ PROBE_HALF = np.array([0.02, 0.02, 0.02])  # a typical small object (4 cm block)
 PROBE_YAWS = ((np.pi / 2, 0.0), (0.0, np.pi / 2))
 
 
-def _room_left(area: Area, shape: str, half: np.ndarray, yaws, spot, others, gap: float) -> int:
+def _room_left(area: Area, shape: str, half: np.ndarray, yaws, spot, others, gap: float, hand_area=None) -> int:
     """How many 2 cm-grid spots a 4 cm block would still find after this object goes to ``spot``."""
     xy, hand_yaw = spot
     obj_yaw = dict(yaws)[hand_yaw]
@@ -153,7 +175,7 @@ def _room_left(area: Area, shape: str, half: np.ndarray, yaws, spot, others, gap
     xs = np.arange(area.lo[0], area.hi[0] + 1e-9, 2 * GRID)
     ys = np.arange(area.lo[1], area.hi[1] + 1e-9, 2 * GRID)
     grid = [np.array([x, y]) for x in xs for y in ys]
-    return sum(any(_fits(area, "box", PROBE_HALF, p, c, after, gap) for p in PROBE_YAWS) for c in grid)
+    return sum(any(fits(area, "box", PROBE_HALF, p, c, after, gap, hand_area) for p in PROBE_YAWS) for c in grid)
 
 
 def free_spots(
@@ -167,6 +189,7 @@ def free_spots(
     limit: int = 8,
     spread: float = 0.02,
     pack: bool = False,
+    hand_area: Area | None = None,
 ) -> list[tuple[np.ndarray, float]]:
     """Up to ``limit`` (centre, hand yaw) spots, best first by ``order_key(centre)``, each
     ``spread`` apart so a rejected spot is not retried a centimetre away.
@@ -175,6 +198,7 @@ def free_spots(
     that would leave this object or a neighbour unpickable (a tall object under a pick's palm) is
     not free either. With ``pack`` (containers) the spots that leave the most room for one more
     small object come first: greedy corner-first filling alone strands the third object.
+    ``hand_area`` bounds the hand (see :func:`fits`).
     """
     xs = np.arange(area.lo[0], area.hi[0] + 1e-9, GRID)
     ys = np.arange(area.lo[1], area.hi[1] + 1e-9, GRID)
@@ -182,12 +206,12 @@ def free_spots(
     for xy in sorted((np.array([x, y]) for x in xs for y in ys), key=order_key):
         if any(np.linalg.norm(xy - c) < spread for c, _ in found):
             continue
-        pair = next((p for p in yaws if _fits(area, shape, half, p, xy, others, gap)), None)
+        pair = next((p for p in yaws if fits(area, shape, half, p, xy, others, gap, hand_area)), None)
         if pair is not None:
             found.append((xy, pair[0]))
         if len(found) >= limit:
             break
     if pack and len(found) > 1:
-        room = [_room_left(area, shape, half, yaws, s, others, gap) for s in found]
+        room = [_room_left(area, shape, half, yaws, s, others, gap, hand_area) for s in found]
         found = [s for _, s in sorted(zip(room, found, strict=True), key=lambda rs: -rs[0])]
     return found

@@ -19,6 +19,8 @@ import numpy as np
 from step_planner.execution.sim.model import PandaIndex
 
 SAFETY_MARGIN = 0.006
+SELF_MARGIN = 0.0  # two links of the arm may come close, not overlap: their shapes are known exactly
+# (front handle grasps low near the base bring link 5 within a millimetre of link 7)
 RESOLUTION = 0.002
 
 
@@ -106,7 +108,9 @@ class CollisionChecker:
                 continue
             if allow_fingers and any(self.finger_geoms[g] or self.attached_geoms[g] for g in (g1, g2)):
                 continue
-            if c.dist < self.margin:
+            # the arm's own links are known exactly: the world-model margin does not apply to them
+            limit = SELF_MARGIN if self.robot_geoms[g1] and self.robot_geoms[g2] else self.margin
+            if c.dist < limit:
                 hits.append(
                     (
                         self.model.geom(g1).name or self.model.body(self.model.geom_bodyid[g1]).name,

@@ -106,3 +106,28 @@ class SceneRenderer:
             self._writer.close()
             self._writer = None
         self.renderer.close()
+
+
+def keyframe_strip(
+    frames: list[Path], captions: list[str], out: str | Path, columns: int = 4, tile_width: int = 320
+) -> Path:
+    """One PNG of keyframes in a grid, each with its caption (the step and the call), for docs."""
+    from PIL import Image, ImageDraw
+
+    tiles = []
+    for path, caption in zip(frames, captions, strict=True):
+        image = Image.open(path).convert("RGB")
+        image = image.resize((tile_width, round(image.height * tile_width / image.width)))
+        draw = ImageDraw.Draw(image)
+        draw.rectangle((0, 0, image.width, 18), fill=(0, 0, 0))
+        draw.text((4, 3), caption, fill=(255, 255, 255))
+        tiles.append(image)
+    rows = -(-len(tiles) // columns)
+    height = tiles[0].height
+    sheet = Image.new("RGB", (columns * tile_width, rows * height), (255, 255, 255))
+    for i, tile in enumerate(tiles):
+        sheet.paste(tile, ((i % columns) * tile_width, (i // columns) * height))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(out, optimize=True)
+    return out

@@ -1,11 +1,12 @@
-"""Builds a MuJoCo scene (table, objects, cabinet with a drawer, tray) around the Panda.
+"""Builds a MuJoCo scene (table, objects, cabinets with drawers, trays) around the Panda.
 
 The symbolic scene (:class:`WorldState`, from ``config/scenes/*.yaml``) names things and says
 where they are; its ``geometry`` fields say how big and where exactly. A seed perturbs object
 poses by a few mm and degrees so repeated runs are not identical. Geometry conventions: a box
 ``size`` is its full extent (x, y, z); a cylinder ``size`` is (radius, height); positions are
 in the robot base frame with the table top at z = 0; ``yaw`` is in degrees. Objects listed
-``at:`` a drawer or tray are put in that container's slots (their ``position`` is not used);
+``at:`` a drawer or tray start at the free spots ``place`` would choose there (their
+``position`` is not used; drawers are filled as ``open_drawer`` leaves them, so every object can be reached);
 a table object without a ``position`` goes to a free default spot; a missing box ``size`` is a
 4 cm cube. Drawers and trays must have their geometry (an error names the missing field).
 """
@@ -17,16 +18,20 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from step_planner.domain.scene import SceneError
 from step_planner.domain.world import WorldState
+from step_planner.execution.sim import place_targets as targets
+from step_planner.execution.sim.cabinet import (
+    HANDLE_STANDOFF,
+    WALL,
+    DrawerInfo,
+    SceneGeometryError,
+    add_cabinet,
+    resolve_ids,
+)
 from step_planner.execution.sim.model import compile_spec, exclude_resting_self_contacts, panda_spec
+from step_planner.execution.sim.placement import Resting
 
-WALL = 0.01  # drawer and cabinet wall thickness
-HANDLE_STANDOFF = 0.065  # handle bar centre to drawer front face (room for a finger behind it)
-
-
-class SceneGeometryError(SceneError):
-    """A scene's geometry cannot be built (names the entity and the field)."""
+__all__ = ["DrawerInfo", "ObjectInfo", "SceneGeometryError", "SceneInfo", "TrayInfo", "build_scene"]
 
 
 @dataclass
@@ -41,21 +46,6 @@ class ObjectInfo:
     @property
     def radius(self) -> float:
         return float(np.hypot(self.half[0], self.half[1]))
-
-
-@dataclass
-class DrawerInfo:
-    name: str
-    slide: float
-    inner: np.ndarray  # inner size (x, y, height)
-    floor_z: float  # world z of the inside of the drawer floor
-    closed_center: np.ndarray = field(default_factory=lambda: np.zeros(2))  # interior centre (x, y), closed
-    covered: bool = False  # another drawer above: its handle overhangs the front of this one
-    body_id: int = -1
-    joint_id: int = -1
-    qpos_adr: int = -1
-    handle_site: int = -1
-    geom_ids: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -122,7 +112,7 @@ def _add_tray(spec, place, info: SceneInfo) -> None:
     body.name = place.name
     body.pos = list(map(float, pos))
     hx, hy, h = size[0] / 2, size[1] / 2, size[2]
-    t, colour = 0.008, (0.25, 0.55, 0.3, 1.0)
+    t, colour = 0.008, tuple(map(float, place.geometry.get("rgba", (0.25, 0.55, 0.3, 1.0))))
     _box(body, f"{place.name}_floor", [0, 0, 0.0025], [hx, hy, 0.0025], colour)
     for sx in (-1, 1):
         _box(body, f"{place.name}_wall_x{sx:+d}", [sx * (hx - t / 2), 0, h / 2], [t / 2, hy, h / 2], colour)
@@ -131,142 +121,10 @@ def _add_tray(spec, place, info: SceneInfo) -> None:
     info.trays[place.name] = TrayInfo(place.name, pos, size)
 
 
-LOW_HANDLE_STANDOFF = 0.13  # a lower drawer's bar sticks out past the hand's half-width (10.4 cm)
-STACK_HANDLE_OFFSET = 0.11  # stacked drawers' (shorter) handles sit left/right, clear of each other
-COVERED_SLOTS_DY = (0.06, -0.01)  # a lower drawer's slots keep away from the upper handle's side
-
-
-def _drawer_levels(drawers: list, where: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """Shared cabinet position and inner size of stacked drawers, validated."""
-    base = _vec(drawers[0].geometry, "cabinet_position", 3, where)
-    inner = _vec(drawers[0].geometry, "inner_size", 3, where)
-    levels = sorted(int(d.geometry.get("level", 0)) for d in drawers)
-    if levels != list(range(len(drawers))) or len(drawers) > 2:
-        raise SceneGeometryError(
-            f"{where}: drawers sharing a cabinet_position need geometry.level 0 (bottom) and 1 (top); "
-            f"at most two per cabinet, got levels {levels}"
-        )
-    for d in drawers[1:]:
-        if not np.allclose(_vec(d.geometry, "inner_size", 3, f"place '{d.name}'"), inner):
-            raise SceneGeometryError(f"place '{d.name}': stacked drawers need the same geometry.inner_size")
-    return base, inner, float(drawers[0].geometry.get("slide", 0.2))
-
-
-def _add_cabinet(spec, drawers: list, info: SceneInfo) -> None:
-    """A cabinet with one drawer, or two stacked, sliding toward the robot (-x).
-
-    Handles are bars on posts, grasped from above with the fingers closing along the pull axis.
-    The top drawer's bar is level with the cabinet top (the hand, 20 cm across the fingers, then
-    clears the cabinet); a lower drawer's bar stands off further so the hand stays in front.
-    """
-    drawers = sorted(drawers, key=lambda d: int(d.geometry.get("level", 0)))
-    where = f"place '{drawers[0].name}'"
-    base, inner, slide = _drawer_levels(drawers, where)
-    for d in drawers:
-        s = float(d.geometry.get("slide", slide))
-        if not 0.05 <= s <= inner[0] + 0.02:
-            raise SceneGeometryError(f"place '{d.name}': geometry.slide must be between 0.05 and the drawer depth")
-    n = len(drawers)
-    t = WALL
-    L, W, H = inner[0] + 2 * t, inner[1] + 2 * t, inner[2]
-    zb = 0.02  # cabinet base plate top
-    hc = 0.002 + t + H + 0.01  # height of one drawer's cavity
-    bottoms = [zb + k * (hc + t) for k in range(n)]
-    zc = bottoms[-1] + hc  # cavity ceiling
-    ztop = zc + 0.015
-    cab = spec.worldbody.add_body()
-    cab.name = f"{drawers[0].name}_cabinet"
-    cab.pos = list(map(float, base))
-    wood = (0.55, 0.42, 0.3, 1.0)
-    x0, x1 = -L / 2 + 0.002, L / 2 + 0.005 + t
-    ys = W / 2 + 0.004 + t
-    name = drawers[0].name
-    _box(cab, f"{name}_cab_base", [(x0 + x1) / 2, 0, zb / 2], [(x1 - x0) / 2, ys, zb / 2], wood)
-    _box(cab, f"{name}_cab_top", [(x0 + x1) / 2, 0, (zc + ztop) / 2], [(x1 - x0) / 2, ys, 0.0075], wood)
-    for k in range(1, n):
-        _box(cab, f"{name}_cab_shelf{k}", [(x0 + x1) / 2, 0, bottoms[k] - t / 2], [(x1 - x0) / 2, ys - t, t / 2], wood)
-    for sy in (-1, 1):
-        _box(
-            cab,
-            f"{name}_cab_side{sy:+d}",
-            [(x0 + x1) / 2, sy * (ys - t / 2), (zb + zc) / 2],
-            [(x1 - x0) / 2, t / 2, (zc - zb) / 2],
-            wood,
-        )
-    _box(cab, f"{name}_cab_back", [x1 - t / 2, 0, (zb + zc) / 2], [t / 2, ys - t, (zc - zb) / 2], wood)
-    for k, place in enumerate(drawers):
-        top = k == n - 1
-        body_z = bottoms[k] + 0.002
-        panel_top = ztop + 0.012 if top else bottoms[k + 1] - 0.003
-        if top:
-            bar_z, standoff = ztop, HANDLE_STANDOFF
-        else:
-            bar_z, standoff = (body_z + panel_top) / 2, LOW_HANDLE_STANDOFF
-        bar_y = 0.0 if n == 1 else (-STACK_HANDLE_OFFSET if top else STACK_HANDLE_OFFSET)
-        half_bar = 0.065 if n == 1 else 0.04
-        _add_drawer_body(cab, place, (L, W, H), body_z, panel_top, ys, (bar_y, bar_z, standoff, half_bar))
-        info.drawers[place.name] = DrawerInfo(
-            place.name,
-            float(place.geometry.get("slide", slide)),
-            inner,
-            float(base[2] + body_z + t),
-            closed_center=base[:2].copy(),
-            covered=not top,
-        )
-
-
-def _add_drawer_body(cab, place, dims, body_z: float, panel_top: float, ys: float, handle) -> None:
-    """One drawer box on a slide joint, its front panel and its handle bar."""
-    L, W, H = dims
-    t = WALL
-    bar_y, bar_z_abs, standoff, half_bar = handle
-    drawer = cab.add_body()
-    drawer.name = place.name
-    drawer.pos = [0.0, 0.0, body_z]
-    joint = drawer.add_joint()
-    joint.name = f"{place.name}_slide"
-    joint.type = mujoco.mjtJoint.mjJNT_SLIDE
-    joint.axis = [-1.0, 0.0, 0.0]
-    joint.range = [0.0, float(place.geometry.get("slide", 0.2))]
-    joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-    joint.damping = [8.0, 0.0, 0.0]
-    joint.frictionloss = 0.5
-    joint.armature = 0.2
-    box = (0.8, 0.7, 0.55, 1.0)
-    wood = (0.55, 0.42, 0.3, 1.0)
-    d = 400.0
-    _box(drawer, f"{place.name}_floor", [0, 0, t / 2], [L / 2, W / 2, t / 2], box, d)
-    for sy in (-1, 1):
-        _box(drawer, f"{place.name}_side{sy:+d}", [0, sy * (W / 2 - t / 2), t + H / 2], [L / 2, t / 2, H / 2], box, d)
-    for sx in (-1, 1):
-        _box(
-            drawer, f"{place.name}_end{sx:+d}", [sx * (L / 2 - t / 2), 0, t + H / 2], [t / 2, W / 2 - t, H / 2], box, d
-        )
-    z_rel_top = panel_top - body_z
-    _box(drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d)
-    bar_x, bar_z = -L / 2 - t - standoff, bar_z_abs - body_z
-    metal = (0.7, 0.7, 0.75, 1.0)
-    _box(drawer, f"{place.name}_handle", [bar_x, bar_y, bar_z], [0.008, half_bar, 0.008], metal, d)
-    for sy in (-1, 1):
-        _box(
-            drawer,
-            f"{place.name}_handle_post{sy:+d}",
-            [(bar_x - L / 2 - t) / 2, bar_y + sy * (half_bar - 0.007), bar_z],
-            [(-L / 2 - t - bar_x) / 2, 0.006, 0.006],
-            metal,
-            d,
-        )
-    site = drawer.add_site()
-    site.name = f"{place.name}_handle_site"
-    site.pos = [bar_x, bar_y, bar_z]
-
-
 DEFAULT_BOX = [0.04, 0.04, 0.04]
-# where objects listed `at:` a drawer or tray go, as (dx, dy) from its centre; drawer slots sit in
-# the front part that the open drawer exposes
-DRAWER_SLOTS = ((-0.02, -0.07), (-0.02, 0.07), (-0.02, 0.0), (0.07, -0.07), (0.07, 0.07))
-COVERED_SETBACK = 0.03  # in a lower drawer, keep objects (and the hand) clear of the handle above
-TRAY_SLOTS = ((-0.05, 0.0), (0.05, 0.0), (0.0, 0.0), (-0.05, 0.03), (0.05, -0.03))  # first ones leave room; fingers fit
+JITTER = 0.004  # a seed moves objects up to this far (and turns them up to 2 degrees)
+JITTER_SLACK = 0.008  # extra room between objects a scene starts with in a container
+MIN_HEIGHT = 0.012  # the fingertips stop 4 mm above the support: a flatter object cannot be gripped
 TABLE_SPOTS = tuple((x, y) for x in (0.35, 0.45, 0.55) for y in (0.0, 0.1, -0.1, 0.2))
 
 
@@ -283,34 +141,42 @@ def _object_shape(obj) -> tuple[str, np.ndarray]:
         raise SceneGeometryError(f"{where}: geometry.shape must be box or cylinder, got {shape!r}")
     if np.any(half <= 0):
         raise SceneGeometryError(f"{where}: geometry.size must be positive")
+    if 2 * half[2] < MIN_HEIGHT - 1e-9:
+        raise SceneGeometryError(
+            f"{where}: {2 * half[2] * 100:.1f} cm tall; the fingertips stop 4 mm above the support, so objects "
+            f"need at least {MIN_HEIGHT * 100:.1f} cm (geometry.size)"
+        )
     return shape, half
 
 
-def _initial_position(obj, half: np.ndarray, info: SceneInfo, world: WorldState, used: dict[str, int]):
-    """The scene's position; objects inside a drawer or tray go to that container's next free slot."""
-    where = f"object '{obj.name}'"
+def _in_container(
+    obj, shape: str, half: np.ndarray, info: SceneInfo, world: WorldState, inside: dict[str, list[Resting]]
+) -> tuple[np.ndarray, float]:
+    """A free spot in the drawer or tray the object is listed ``at:`` (position, yaw in degrees)."""
     place = obj.location
-    if place not in world.places:
-        raise SceneGeometryError(f"{where}: a simulated episode starts with every object on a place, not {place!r}")
-    k = used.get(place, 0)
-    used[place] = k + 1
+    yaw = np.radians(float(obj.geometry.get("yaw", 0.0)))
     if place in info.drawers:
         d = info.drawers[place]
-        if k >= len(DRAWER_SLOTS):
-            raise SceneGeometryError(f"{where}: no room left in {place} for the simulation")
-        opening = d.slide if world.places[place].is_open else 0.0
-        dx, dy = DRAWER_SLOTS[k]
-        if d.covered:
-            if k >= len(COVERED_SLOTS_DY):
-                raise SceneGeometryError(f"{where}: a lower drawer holds at most {len(COVERED_SLOTS_DY)} objects here")
-            dx, dy = dx - COVERED_SETBACK, COVERED_SLOTS_DY[k]
-        return np.array([d.closed_center[0] - opening + dx, d.closed_center[1] + dy, d.floor_z + half[2]])
-    if place in info.trays:
+        if why := targets.too_tall_for(d, half):
+            raise SceneGeometryError(f"object '{obj.name}': {why}")
+        floor, hand = targets.drawer_areas(d, d.open_position, float(d.closed_center[1]))
+        z, shift = d.floor_z, (d.slide if world.places[place].is_open else 0.0) - d.open_position
+    else:
         t = info.trays[place]
-        if k >= len(TRAY_SLOTS):
-            raise SceneGeometryError(f"{where}: no room left in {place} for the simulation")
-        dx, dy = TRAY_SLOTS[k]
-        return np.array([t.position[0] + dx, t.position[1] + dy, t.position[2] + 0.005 + half[2]])
+        floor, hand = targets.tray_area(t.position, t.size), targets.tray_hand_area(t.position, t.size, half)
+        z, shift = float(t.position[2] + targets.TRAY_FLOOR), 0.0
+    found = targets.container_spot(floor, shape, half, yaw, inside.setdefault(place, []), hand, slack=JITTER_SLACK)
+    if found is None:
+        raise SceneGeometryError(f"object '{obj.name}': no room left in {place} for the simulation")
+    xy, yaw = found
+    inside[place].append(targets.resting(shape, half, xy, yaw))
+    return np.array([xy[0] - shift, xy[1], z + half[2]]), float(np.degrees(yaw))
+
+
+def _initial_position(obj, half: np.ndarray, info: SceneInfo, world: WorldState) -> np.ndarray:
+    """The scene's position, or a free default spot on the table."""
+    where = f"object '{obj.name}'"
+    place = obj.location
     if "position" in obj.geometry:
         return _vec(obj.geometry, "position", 3, where)
     taken = [
@@ -326,12 +192,13 @@ def _initial_position(obj, half: np.ndarray, info: SceneInfo, world: WorldState,
     raise SceneGeometryError(f"{where}: give geometry.position; no free default spot on {place}")
 
 
-def _add_object(spec, obj, info: SceneInfo, pos: np.ndarray, rng: np.random.Generator, jitter: bool) -> None:
+def _add_object(
+    spec, obj, info: SceneInfo, pos: np.ndarray, yaw: float, rng: np.random.Generator, jitter: bool
+) -> None:
     shape, half = _object_shape(obj)
     geo = obj.geometry
-    yaw = float(geo.get("yaw", 0.0))
     if jitter:
-        pos = pos + np.array([*rng.uniform(-0.004, 0.004, 2), 0.0])
+        pos = pos + np.array([*rng.uniform(-JITTER, JITTER, 2), 0.0])
         yaw += float(rng.uniform(-2.0, 2.0))
     body = spec.worldbody.add_body()
     body.name = obj.name
@@ -347,6 +214,23 @@ def _add_object(spec, obj, info: SceneInfo, pos: np.ndarray, rng: np.random.Gene
     g.condim = 4
     g.mass = float(geo.get("mass", 0.08))
     info.objects[obj.name] = ObjectInfo(obj.name, shape, half)
+
+
+def _check_trays_clear_of_drawers(info: SceneInfo) -> None:
+    """A tray in a cabinet or in a drawer's way would jam the drawer: refuse the scene."""
+    for t in info.trays.values():
+        lo, hi = t.position[:2] - t.size[:2] / 2, t.position[:2] + t.size[:2] / 2
+        for d in info.drawers.values():
+            front = d.interior_front(d.slide) - 2 * WALL  # the fully open drawer's front panel
+            back = d.closed_center[0] + d.inner[0] / 2 + 2 * WALL
+            cy, half_y = d.closed_center[1], d.inner[1] / 2 + 2 * WALL + 0.005
+            handle = front - HANDLE_STANDOFF - 0.01
+            for x0, y0, y1 in ((front, cy - half_y, cy + half_y), (handle, cy - 0.04, cy + 0.04)):
+                if lo[0] < back and hi[0] > x0 and lo[1] < y1 and hi[1] > y0:
+                    raise SceneGeometryError(
+                        f"place '{t.name}': it stands where {d.name} and its cabinet are or where the drawer "
+                        f"opens (x {x0:.2f}..{back:.2f}, y {y0:.2f}..{y1:.2f}); move it"
+                    )
 
 
 def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, SceneInfo]:
@@ -369,22 +253,27 @@ def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, Scene
         elif place.kind in ("tray", "bin", "box"):
             _add_tray(spec, place, info)
     for drawers in cabinets.values():
-        _add_cabinet(spec, drawers, info)
-    used: dict[str, int] = {}
+        for drawer in add_cabinet(spec, drawers):
+            info.drawers[drawer.name] = drawer
+    _check_trays_clear_of_drawers(info)
+    inside: dict[str, list[Resting]] = {}
     for obj in world.objects.values():
-        pos = _initial_position(obj, _object_shape(obj)[1], info, world, used)
-        _add_object(spec, obj, info, pos, rng, jitter=seed != 0)
+        shape, half = _object_shape(obj)
+        if obj.location not in world.places:
+            raise SceneGeometryError(
+                f"object '{obj.name}': a simulated episode starts with every object on a place, not {obj.location!r}"
+            )
+        if obj.location in info.drawers or obj.location in info.trays:
+            pos, yaw = _in_container(obj, shape, half, info, world, inside)
+        else:
+            pos, yaw = _initial_position(obj, half, info, world), float(obj.geometry.get("yaw", 0.0))
+        _add_object(spec, obj, info, pos, yaw, rng, jitter=seed != 0)
     model = compile_spec(spec)
     for o in info.objects.values():
         o.body_id = model.body(o.name).id
         jnt = model.joint(f"{o.name}_free")
         o.qpos_adr, o.dof_adr = int(jnt.qposadr[0]), int(jnt.dofadr[0])
-    for dr in info.drawers.values():
-        dr.body_id = model.body(dr.name).id
-        jnt = model.joint(f"{dr.name}_slide")
-        dr.joint_id, dr.qpos_adr = jnt.id, int(jnt.qposadr[0])
-        dr.handle_site = model.site(f"{dr.name}_handle_site").id
-        dr.geom_ids = frozenset(int(g) for g in np.where(model.geom_bodyid == dr.body_id)[0])
+    resolve_ids(model, info.drawers)
     return model, info
 
 
