@@ -49,7 +49,7 @@ def timed_run(library, task, base: PlannerConfig, profile: str, delay: float) ->
     from step_planner.execution.sim.executor import SimExecutor
 
     expert = ScriptedExpert(library, seed=0)
-    expert.register(task.instruction, task.goal)
+    expert.register(task.instruction, task.goal, task.stated_goal)
     executor = SimExecutor(library, task.fresh_world(), seed=1, realtime=True)
     try:
         with LoopbackServer(Delayed(expert, delay)) as server:
@@ -72,7 +72,7 @@ def wasted_per_task(library, base: PlannerConfig, suite: str, noise: float, seed
     for seed in range(seeds):
         for task in load_suite(suite):
             expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
-            expert.register(task.instruction, task.goal)
+            expert.register(task.instruction, task.goal, task.stated_goal)
             result = run_goal(task.instruction, library=library, executor=SymbolicExecutor(library, task.world),
                               llm=LLMClient(LLMConfig(model="scripted-expert"), handler=expert), config=config)
             wasted.append(result.usage.get("speculative_wasted", 0))

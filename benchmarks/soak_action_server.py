@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks = load_suite("table3")
     expert = ScriptedExpert(library, seed=0, mistake_rate=0.0)
     for task in tasks:
-        expert.register(task.instruction, task.goal)
+        expert.register(task.instruction, task.goal, task.stated_goal)
     episodes = tempfile.TemporaryDirectory(prefix="soak_episodes_")
     server = LoopbackServer(expert).start()
     context = rclpy.Context()

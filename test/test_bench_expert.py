@@ -32,7 +32,7 @@ def suite():
 
 
 def _run(task, library, expert, config=None):
-    expert.register(task.instruction, task.goal)
+    expert.register(task.instruction, task.goal, task.stated_goal)
     executor = SymbolicExecutor(library, task.world)
     states = [task.world.copy()]
     result = run_goal(task.instruction, library=library, executor=executor, llm=expert_client(expert),
@@ -51,13 +51,26 @@ def test_expert_solves_every_task_at_p0(suite, library, profile):
         assert milestones_reached(list(task.subgoals), states) == len(task.subgoals), task.id
 
 
-def test_the_experts_goal_facts_pass_the_instruction_checks_for_every_task(suite, library):
+@pytest.mark.parametrize("name", ["table3", "long_horizon"])
+def test_the_experts_goal_facts_pass_the_instruction_checks_for_every_task(name, library):
     from step_planner.planner.beliefs import Beliefs
     from step_planner.planner.grounding import check_goal
 
-    for task in suite.values():
-        checked = check_goal([str(a) for a in task.goal], task.instruction, Beliefs(task.world.observed()), library)
+    for task in load_suite(name):
+        stated = [str(a) for a in task.goal_as_stated]
+        checked = check_goal(stated, task.instruction, Beliefs(task.world.observed()), library)
         assert checked.ok, (task.id, checked.problems)
+
+
+def test_the_default_profile_solves_every_long_task_at_p0_with_the_optimal_count(library):
+    """Budgets scale with what the goal states: no long task is cut short by a fixed cap."""
+    for task in load_suite("long_horizon"):
+        result, executor, states = _run(task, library, ScriptedExpert(library, seed=0),
+                                        shipped_config())
+        assert result.success and result.verified, (task.id, result.message)
+        assert satisfied(task.goal, executor.world), task.id
+        assert len(result.executed) == task.optimal, task.id
+        assert milestones_reached(list(task.subgoals), states) == len(task.subgoals), task.id
 
 
 @pytest.mark.parametrize("style", ["call", "phrase"])
@@ -78,7 +91,7 @@ def test_tree_is_hierarchical_and_both_leaf_styles_work(suite, library, style):
 def _capture(task, library, seed=0, profile="grounded-plan_ahead"):
     """The requests the planner sends while solving ``task`` with a correct expert."""
     expert = ScriptedExpert(library, seed=seed)
-    expert.register(task.instruction, task.goal)
+    expert.register(task.instruction, task.goal, task.stated_goal)
     seen = []
 
     def handler(request):
@@ -101,9 +114,9 @@ def test_each_mistake_kind_is_injected_and_recorded(suite, library, kind):
     profile = "paper" if kind == "too_abstract_executable" else "grounded-plan_ahead"
     requests = _capture(task, library, profile=profile)
     faulty = ScriptedExpert(library, seed=3, mistake_rate=1.0, mistakes=(kind,))
-    faulty.register(task.instruction, task.goal)
+    faulty.register(task.instruction, task.goal, task.stated_goal)
     correct = ScriptedExpert(library, seed=3)
-    correct.register(task.instruction, task.goal)
+    correct.register(task.instruction, task.goal, task.stated_goal)
     hits = 0
     for request in requests:
         before = len(faulty.injections)
@@ -154,7 +167,7 @@ def test_answers_are_deterministic_per_request_and_seed(suite, library):
 
     def answers(seed):
         expert = ScriptedExpert(library, seed=seed, mistake_rate=0.5)
-        expert.register(task.instruction, task.goal)
+        expert.register(task.instruction, task.goal, task.stated_goal)
         return [expert.handle(r) for r in requests], [i.kind for i in expert.injections]
 
     assert answers(7) == answers(7)
@@ -238,7 +251,7 @@ def test_expert_over_loopback_http_matches_in_process(suite, library):
             runs = []
             for transport in ("http", "inproc"):
                 expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
-                expert.register(task.instruction, task.goal)
+                expert.register(task.instruction, task.goal, task.stated_goal)
                 executor = SymbolicExecutor(library, task.world)
                 if transport == "http":
                     with LoopbackServer(expert) as server:

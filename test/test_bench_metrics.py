@@ -140,7 +140,7 @@ def test_bench_cli_against_an_endpoint(tmp_path, library):
     tasks = [t for t in load_suite("table3") if t.id in ("ss01_red_block_tray", "sc06_tape_table")]
     hosted = ScriptedExpert(library, seed=0)
     for task in tasks:
-        hosted.register(task.instruction, task.goal)
+        hosted.register(task.instruction, task.goal, task.stated_goal)
     out = tmp_path / "endpoint"
     with LoopbackServer(hosted) as server:
         rc = main_bench(["--tasks", ",".join(t.id for t in tasks), "--planners", "grounded,oneshot",

@@ -21,7 +21,7 @@ def suite():
 
 def _run(name, task, library, noise=0.0, seed=0, config=None, handler=None):
     expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
-    expert.register(task.instruction, task.goal)
+    expert.register(task.instruction, task.goal, task.stated_goal)
     llm = expert_client(handler or expert)
     executor = SymbolicExecutor(library, task.world)
     result = run_planner(name, task.instruction, library=library, executor=executor, llm=llm,
@@ -64,7 +64,7 @@ def test_no_tree_ablation_shows_all_executed_leaves(suite, library):
     task = suite["ls01_put_tools_away"]
     seen = []
     expert = ScriptedExpert(library)
-    expert.register(task.instruction, task.goal)
+    expert.register(task.instruction, task.goal, task.stated_goal)
 
     def handler(request):
         if "decomposition model" in request["messages"][0]["content"]:

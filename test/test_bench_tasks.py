@@ -97,6 +97,9 @@ def _write(tmp_path, task: dict) -> Path:
         ({"scene": "nowhere.yaml"}, "scene 'nowhere.yaml'"),
         ({"goal": ["on(red_block, table)"]}, "already holds"),
         ({"extra": 1}, "unknown fields"),
+        ({"scene": "two_drawers.yaml", "stated_goal": ["at(tape, tray)"]},
+         "stated_goal names objects hidden at the start: tape"),
+        ({"stated_goal": ["at(blue_mug, tray)"]}, "there is no 'blue_mug' in the scene"),
         ({"subgoals": []}, "subgoals must be a non-empty list"),
     ],
 )

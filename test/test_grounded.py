@@ -363,6 +363,10 @@ def test_whether_a_drawer_is_empty_is_unknown_until_its_inside_is_seen(library, 
     do(library, drawer_world, "open_drawer(drawer)")
     beliefs.update(drawer_world.observed())
     assert beliefs.judge(empty) == (True, JudgedFrom.OBSERVATION)
+    do(library, drawer_world, "close_drawer(drawer)")
+    beliefs.update(drawer_world.observed())
+    assert beliefs.judge(empty) == (True, JudgedFrom.BELIEF)  # seen empty, closed since: remembered, not seen
+    do(library, drawer_world, "open_drawer(drawer)")
     for call in ("pick(tape)", "place(tape, drawer)", "close_drawer(drawer)"):  # an observation after each
         do(library, drawer_world, call)
         beliefs.update(drawer_world.observed())

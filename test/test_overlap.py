@@ -46,7 +46,7 @@ class _Moving(SymbolicExecutor):
 
 def _run(task, library, profile, noise=0.0):
     expert = ScriptedExpert(library, seed=2, mistake_rate=noise)
-    expert.register(task.instruction, task.goal)
+    expert.register(task.instruction, task.goal, task.stated_goal)
     llm = expert_client(expert)
     exchanges = []
     llm.add_listener(exchanges.append)

@@ -29,7 +29,7 @@ def test_thirty_goals_all_answered_and_threads_do_not_grow(library):
     tasks = load_suite("table3")
     expert = ScriptedExpert(library, seed=0, mistake_rate=0.0)
     for task in tasks:
-        expert.register(task.instruction, task.goal)
+        expert.register(task.instruction, task.goal, task.stated_goal)
     ros = RosHarness(expert)
     try:
         for task in tasks[:2]:  # warm-up: the executor's thread pool fills up

@@ -45,7 +45,7 @@ def test_cancel_mid_trajectory_ends_the_goal_and_runs_no_further_primitive(libra
 
     task = next(t for t in load_suite("table3") if t.id == "ss03_tape_in_drawer")
     expert = ScriptedExpert(library, seed=0)
-    expert.register(task.instruction, task.goal)
+    expert.register(task.instruction, task.goal, task.stated_goal)
     sim = SimExecutor(library, task.fresh_world(), seed=1)
     executor = CountingExecutor(sim)
     cancel = threading.Event()

@@ -103,7 +103,7 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
 
     def new_expert(task, noise, seed) -> ScriptedExpert:
         expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=args.call_style)
-        expert.register(task.instruction, task.goal)
+        expert.register(task.instruction, task.goal, task.stated_goal)
         return expert
 
     if args.base_url or args.via_http:

@@ -132,12 +132,20 @@ class ScriptedExpert:
         self.call_style = call_style
         self.mistakes = tuple(mistakes)
         self.goals: dict[str, tuple[Atom, ...]] = {}
+        self.stated: dict[str, tuple[Atom, ...]] = {}
         self.injections: list[Injection] = []
         self.requests = 0
 
-    def register(self, instruction: str, goal: tuple[Atom, ...]) -> None:
-        """Tell the expert the formal goal behind an instruction (what the 'LLM' secretly knows)."""
+    def register(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...] = ()) -> None:
+        """Tell the expert the formal goal behind an instruction (what the 'LLM' secretly knows).
+
+        ``stated``: the goal facts it answers when asked for the instruction's goal, when the formal
+        goal names objects no observation has shown yet (a model could not name them); it still plans
+        towards the formal goal, as a model that understood the instruction would.
+        """
         self.goals[_norm(instruction)] = tuple(goal)
+        if stated:
+            self.stated[_norm(instruction)] = tuple(stated)
 
     @property
     def goal_objects(self) -> set[str]:
@@ -246,7 +254,7 @@ class ScriptedExpert:
                 raise ExpertError(f"no goal registered for the task {task!r}")
             intent: Intent | None = Intent(self.goals[_norm(task)])
             if shape.goal:
-                ctx.goal = [str(a) for a in self.goals[_norm(task)]]
+                ctx.goal = [str(a) for a in self.stated.get(_norm(task), self.goals[_norm(task)])]
         elif facts:
             intent = Intent(tuple(parse_atom(f) for f in facts))
         else:

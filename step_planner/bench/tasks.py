@@ -36,6 +36,7 @@ SCENES_DIR = config_path("scenes")
 CATEGORIES = ("short_simple", "short_complex", "long_simple", "long_complex", "horizon_simple", "horizon_complex")
 STEPS = {"short": (1, 4), "long": (5, 8), "horizon": (12, 40)}  # primitives, by the category's first word
 _KEYS = {"id", "category", "scene", "instruction", "goal", "subgoals", "optimal"}
+_OPTIONAL_KEYS = {"stated_goal"}
 
 
 class TaskError(ValueError):
@@ -52,6 +53,14 @@ class Task:
     subgoals: tuple[tuple[Atom, ...], ...]
     optimal: int
     world: WorldState  # the initial TRUE world (hidden objects included)
+    # What a model can state as the instruction's goal from the instruction and the first observation
+    # alone, when ``goal`` names objects nobody has seen yet ("empty the drawer onto the tray": the
+    # objects inside are unknown until it is open). Empty: the formal goal is statable as it is.
+    stated_goal: tuple[Atom, ...] = ()
+
+    @property
+    def goal_as_stated(self) -> tuple[Atom, ...]:
+        return self.stated_goal or self.goal
 
     @property
     def hidden_goal_objects(self) -> list[str]:
@@ -79,7 +88,7 @@ def task_from_dict(raw: Any, source: str, scenes_dir: Path, cache: dict[str, Wor
     where = f"{source}: task {raw.get('id', '?')!r}"
     if missing := sorted(_KEYS - set(raw)):
         raise TaskError(f"{where}: missing fields {missing}")
-    if unknown := sorted(set(raw) - _KEYS):
+    if unknown := sorted(set(raw) - _KEYS - _OPTIONAL_KEYS):
         raise TaskError(f"{where}: unknown fields {unknown}")
     if raw["category"] not in CATEGORIES:
         raise TaskError(f"{where}: category must be one of {CATEGORIES}, got {raw['category']!r}")
@@ -99,15 +108,18 @@ def task_from_dict(raw: Any, source: str, scenes_dir: Path, cache: dict[str, Wor
         if not isinstance(raw["subgoals"], list) or not raw["subgoals"]:
             raise TaskGoalError("subgoals must be a non-empty list of atom lists")
         subgoals = tuple(parse_goal(s) for s in raw["subgoals"])
+        stated = parse_goal(raw["stated_goal"]) if raw.get("stated_goal") else ()
     except TaskGoalError as exc:
         raise TaskError(f"{where}: {exc}") from exc
-    for atom in (*goal, *(a for s in subgoals for a in s)):
+    for atom in (*goal, *(a for s in subgoals for a in s), *stated):
         if problem := check_atom_names(atom, world):
             raise TaskError(f"{where}: {problem}")
+    if unseen := sorted({o for a in stated for o in a.objects if not world.is_visible(o)}):
+        raise TaskError(f"{where}: stated_goal names objects hidden at the start: {', '.join(unseen)}")
     if satisfied(goal, world):
         raise TaskError(f"{where}: the goal already holds in the scene")
     task = Task(str(raw["id"]), raw["category"], scene, raw["instruction"].strip(), goal, subgoals,
-                raw["optimal"], world)
+                raw["optimal"], world, stated)
     if problem := _category_problem(task.category, task.optimal, task.hidden_goal_objects):
         raise TaskError(f"{where}: {problem}")
     return task

@@ -65,8 +65,11 @@ class Beliefs:
             return False, JudgedFrom.UNKNOWN
         if fact.predicate == "empty" and fact.args[0] not in self.seen_inside:
             return False, JudgedFrom.UNKNOWN
-        if fact.predicate == "empty" and any(o in self.believed for o in self.world.contents(fact.args[0])):
-            return holds(fact, {}, self.world), JudgedFrom.BELIEF
+        if fact.predicate == "empty":
+            place = self.world.places.get(fact.args[0])
+            shut = place is not None and place.openable and not place.is_open  # seen empty before it closed
+            if shut or any(o in self.believed for o in self.world.contents(fact.args[0])):
+                return holds(fact, {}, self.world), JudgedFrom.BELIEF
         value = holds(fact, {}, self.world)
         source = JudgedFrom.BELIEF if any(o in self.believed for o in fact.objects) else JudgedFrom.OBSERVATION
         return value, source

@@ -20,7 +20,7 @@ from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.resources import config_path
 
-DRAWER_TASK = (
+DRAWER_CALLS = (
     "open_drawer(drawer)",
     "pick(tape)",
     "place(tape, drawer)",
@@ -36,7 +36,7 @@ def _run_calls(args: argparse.Namespace, library: PrimitiveLibrary):
     executor = SimExecutor(library, load_scene(args.scene), seed=args.seed, video_path=args.out, render=True)
     ok = True
     try:
-        for text in args.call or DRAWER_TASK:
+        for text in args.call or DRAWER_CALLS:
             call = library.parse_call_text(text)
             if call is None:
                 print(f"not a primitive call: {text!r}", file=sys.stderr)
@@ -50,7 +50,7 @@ def _run_calls(args: argparse.Namespace, library: PrimitiveLibrary):
         print(executor.observe().observed().describe())
     finally:
         executor.close()
-    return ok, executor, [str(c) for c in (args.call or DRAWER_TASK)]
+    return ok, executor, [str(c) for c in (args.call or DRAWER_CALLS)]
 
 
 def _run_task(args: argparse.Namespace, library: PrimitiveLibrary):
@@ -74,7 +74,7 @@ def _run_task(args: argparse.Namespace, library: PrimitiveLibrary):
 
     def make_llm(task, noise, seed):
         expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
-        expert.register(task.instruction, task.goal)
+        expert.register(task.instruction, task.goal, task.stated_goal)
         return InProcessLLM(expert), expert
 
     config = PlannerConfig.from_yaml(args.planner_config)
