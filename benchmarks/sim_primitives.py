@@ -1,6 +1,8 @@
 """Per-primitive success rates of the simulated Panda over seeded runs, as a markdown table.
 
-    python -m step_planner.execution.sim.bench_primitives --runs 10
+    python benchmarks/sim_primitives.py --runs 10
+
+Primitive calls are run directly on the executor: no planner and no LLM answers anything here.
 
 Each run builds the scene with a different seed (object poses jittered by up to 4 mm / 2 deg),
 runs the case's set-up calls, then the measured call. A run whose set-up fails counts as a
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
-from step_planner.execution.sim.record import DRAWER_TASK
+from step_planner.execution.sim.record import DRAWER_CALLS
 from step_planner.resources import config_path
 
 
@@ -152,7 +154,7 @@ def measure_drawer_task(library: PrimitiveLibrary, scene_path: Path, runs: int) 
     for k in range(runs):
         executor = SimExecutor(library, load_scene(scene_path), seed=k + 1)
         t0, failed = time.perf_counter(), None
-        for text in DRAWER_TASK:
+        for text in DRAWER_CALLS:
             outcome = executor.execute(library.parse_call_text(text))
             if not outcome.success:
                 failed = f"seed {k + 1}: {text} -> {outcome.code.value}: {outcome.message}"
@@ -172,7 +174,7 @@ def measure_drawer_task(library: PrimitiveLibrary, scene_path: Path, runs: int) 
         else:
             notes.append(failed or f"seed {k + 1}: final state wrong: {world.describe()}")
     lines = [
-        f"Drawer task ({', '.join(DRAWER_TASK)}): {done}/{runs} complete with tape and screwdriver "
+        f"Drawer task ({', '.join(DRAWER_CALLS)}): {done}/{runs} complete with tape and screwdriver "
         f"observed in the closed drawer; median {_median(sim)} s simulated, {_median(wall)} s wall."
     ]
     return "\n".join(lines + [f"- {n}" for n in notes])
@@ -198,14 +200,19 @@ def markdown(results: list[CaseResult], runs: int) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=10, help="seeded runs per call")
     parser.add_argument("--scene", default=str(config_path("scenes", "drawer_desk.yaml")))
     parser.add_argument("--primitives", default=str(config_path("primitives.yaml")))
     parser.add_argument("--only", default="", help="run only cases whose call contains this text")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     library = PrimitiveLibrary.load(args.primitives)
+    print("No planner and no answers: each primitive call runs directly on the MuJoCo Panda (NOT an LLM).\n")
     t0 = time.perf_counter()
     results = []
     for case in CASES:

@@ -37,6 +37,12 @@ def test_core_perf_quick():
         assert figure in out
 
 
+def test_sim_primitives_one_case():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/sim_primitives.py", "--runs", "1", "--only", "home", timeout=300)
+    assert "NOT an LLM" in out and "| `home()` | 1/1 |" in out
+
+
 def test_careless_endpoint_cli_only():
     out = run("benchmarks/careless_endpoint.py", "--profile", "grounded", "--planner-config", "config/planner.yaml",
               "--cli-goals", "4", "--ros-goals", "0")
