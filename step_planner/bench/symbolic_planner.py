@@ -357,35 +357,3 @@ def solve_online(library: PrimitiveLibrary, truth: WorldState, goal: tuple[Atom,
         if call.name == "place" and world.places[call.kwargs["target"]].openable:
             beliefs[call.kwargs["object"]] = call.kwargs["target"]
     return executed
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Print how long the expert's planner takes per call over a suite: every call the
-    knowledge-model expert makes while solving each task (as ``check_optimal`` does)."""
-    import argparse
-    import statistics
-
-    from step_planner.bench.tasks import load_suite
-    from step_planner.resources import config_path
-
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--suite", default="long_horizon")
-    args = parser.parse_args(argv)
-    library = PrimitiveLibrary.load(config_path("primitives.yaml"))
-    calls: list[tuple[float, int, str]] = []
-    tasks = load_suite(args.suite)
-    for task in tasks:
-        timings: list[tuple[float, int]] = []
-        solve_online(library, task.world, task.goal, task.instruction, timings=timings)
-        calls += [(seconds, length, task.id) for seconds, length in timings]
-    ms = sorted(1000 * c[0] for c in calls)
-    worst = max(calls)
-    print(f"{args.suite}: {len(calls)} planner calls while solving {len(tasks)} tasks; "
-          f"plans up to {max(c[1] for c in calls)} primitives")
-    print(f"per call: median {statistics.median(ms):.1f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.1f} ms, "
-          f"max {ms[-1]:.1f} ms ({worst[2]}, a {worst[1]}-primitive plan)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -21,7 +21,7 @@ from step_planner.execution.sim.control import Controller, MotionInterrupted
 from step_planner.execution.sim.ik import front_rotation
 from step_planner.execution.sim.model import PandaIndex
 from step_planner.execution.sim.motion import Arm
-from step_planner.execution.sim.scene_builder import SceneInfo
+from step_planner.execution.sim.scene_info import SceneInfo
 
 HANDLE_OPENING = 0.028  # each finger, around a 1.4 cm bar
 HANDLE_YAWS = (0.0, 0.3, -0.3, 0.45, -0.45)  # approach directions to a handle: straight in, then turned

@@ -14,7 +14,7 @@ import numpy as np
 
 from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.execution.sim.model import PandaIndex
-from step_planner.execution.sim.scene_builder import SceneInfo
+from step_planner.execution.sim.scene_info import SceneInfo
 
 DRAWER_OPEN_FRACTION = 0.6
 DRAWER_CLOSED_TOL = 0.02

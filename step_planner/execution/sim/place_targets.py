@@ -26,10 +26,10 @@ from step_planner.execution.sim.placement import (
     palm_zone,
 )
 
-if TYPE_CHECKING:  # scene_builder imports this module
+if TYPE_CHECKING:
     import mujoco
 
-    from step_planner.execution.sim.scene_builder import SceneInfo
+    from step_planner.execution.sim.scene_info import SceneInfo
 
 CONTAINER_GAP = 0.003  # between objects set down side by side in a container
 TABLE_GAP = 0.015  # between objects on the table

@@ -24,7 +24,7 @@ from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
 from step_planner.execution.sim.placement import Resting
 from step_planner.execution.sim.planning import Attachment
-from step_planner.execution.sim.scene_builder import SceneInfo
+from step_planner.execution.sim.scene_info import SceneInfo
 
 APPROACH = 0.12  # pre-grasp / pre-place height above the grasp point
 FINGERTIP_BELOW_GRASP = 0.008  # fingertips reach this far below the grasp frame

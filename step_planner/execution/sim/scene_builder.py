@@ -13,8 +13,6 @@ a table object without a ``position`` goes to a free default spot; a missing box
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import mujoco
 import numpy as np
 
@@ -30,42 +28,9 @@ from step_planner.execution.sim.cabinet import (
 )
 from step_planner.execution.sim.model import compile_spec, exclude_resting_self_contacts, panda_spec
 from step_planner.execution.sim.placement import Resting
+from step_planner.execution.sim.scene_info import ObjectInfo, SceneInfo, TrayInfo
 
 __all__ = ["DrawerInfo", "ObjectInfo", "SceneGeometryError", "SceneInfo", "TrayInfo", "build_scene"]
-
-
-@dataclass
-class ObjectInfo:
-    name: str
-    shape: str
-    half: np.ndarray  # half extents (x, y, z) in the object frame
-    body_id: int = -1
-    qpos_adr: int = -1
-    dof_adr: int = -1
-
-    @property
-    def radius(self) -> float:
-        return float(np.hypot(self.half[0], self.half[1]))
-
-
-@dataclass
-class TrayInfo:
-    name: str
-    position: np.ndarray
-    size: np.ndarray  # full outer size (x, y, wall height)
-
-
-@dataclass
-class SceneInfo:
-    """Where everything is in the compiled model (ids resolved after compilation)."""
-
-    objects: dict[str, ObjectInfo] = field(default_factory=dict)
-    drawers: dict[str, DrawerInfo] = field(default_factory=dict)
-    trays: dict[str, TrayInfo] = field(default_factory=dict)
-    table: str = "table"
-    table_size: np.ndarray = field(default_factory=lambda: np.array([1.2, 1.0, 0.04]))
-    table_center: np.ndarray = field(default_factory=lambda: np.array([0.5, 0.0]))
-    auto_spots: list = field(default_factory=list)
 
 
 def _vec(geometry: dict, key: str, n: int, where: str, default=None) -> np.ndarray:
