@@ -6,7 +6,7 @@ import pytest
 
 from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.scene import SceneError, scene_from_dict
-from step_planner.domain.validation import (
+from step_planner.domain.transitions import (
     AFFORDANCE,
     BAD_ARGUMENTS,
     PRECONDITION,

@@ -16,7 +16,7 @@ from conftest import CONFIG, shipped_config
 from step_planner.bench.expert import ScriptedExpert
 from step_planner.bench.goals import parse_goal, satisfied
 from step_planner.domain.scene import load_scene
-from step_planner.domain.validation import check_call
+from step_planner.domain.transitions import check_call
 from step_planner.execution.symbolic import SymbolicExecutor
 from step_planner.llm.client import LLMClient
 from step_planner.llm.config import LLMConfig

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import SceneError, load_scene, scene_from_dict
-from step_planner.domain.validation import check_call
+from step_planner.domain.transitions import check_call
 from step_planner.execution.symbolic import SymbolicExecutor
 from step_planner.llm.errors import LLMInvalidAnswer
 from step_planner.planner.config import PlannerConfig

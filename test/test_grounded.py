@@ -20,7 +20,7 @@ from conftest import (
 
 from step_planner.domain.conditions import parse_fact
 from step_planner.domain.primitives import PrimitiveCall
-from step_planner.domain.validation import apply_call
+from step_planner.domain.transitions import apply_call
 from step_planner.execution.base import Outcome
 from step_planner.execution.symbolic import SymbolicExecutor
 from step_planner.llm.errors import LLMUnavailable

@@ -21,8 +21,8 @@ import yaml
 from step_planner.domain.primitives import PrimitiveCall
 from step_planner.execution.base import ExecCode, Executor
 from step_planner.execution.errors import BackendUnavailable
-from step_planner.execution.moveit import grasps as g
 from step_planner.execution.moveit import make_moveit_executor
+from step_planner.execution.moveit import tool_poses as g
 from step_planner.execution.moveit.config import FrankaConfig
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from step_planner.execution.base import ExecCode
 from step_planner.execution.moveit import errors
-from step_planner.execution.moveit import grasps as g
+from step_planner.execution.moveit import tool_poses as g
 from step_planner.execution.moveit.config import FrankaConfig
 from step_planner.execution.moveit.scene_model import SURFACE_GAP, world_bodies
 

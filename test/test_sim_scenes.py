@@ -118,7 +118,7 @@ TASKS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("scene", sorted(TASKS))
 def test_scene_task_runs_physically(scene, library):
-    from step_planner.domain.validation import apply_call
+    from step_planner.domain.transitions import apply_call
     from step_planner.execution.sim.executor import SimExecutor
 
     world = load_scene(ROOT / "config" / "scenes" / f"{scene}.yaml")

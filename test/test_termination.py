@@ -7,7 +7,7 @@ from conftest import ScriptedLLM
 
 from step_planner.domain.conditions import parse_fact
 from step_planner.domain.primitives import PrimitiveCall
-from step_planner.domain.validation import apply_call
+from step_planner.domain.transitions import apply_call
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.kinds import VerdictKind, VerdictSource
 from step_planner.planner.prompts import PromptBook

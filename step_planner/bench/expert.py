@@ -51,7 +51,7 @@ from step_planner.bench.phrases import (
 )
 from step_planner.bench.symbolic_planner import PlanningError, believed_world, drawers_named, knowledge_plan
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import check_call
+from step_planner.domain.transitions import check_call
 from step_planner.domain.world import WorldState
 from step_planner.llm.replay import request_key
 

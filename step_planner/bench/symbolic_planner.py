@@ -26,7 +26,7 @@ from itertools import count
 
 from step_planner.bench.goals import Atom, satisfied
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import apply_call, check_call
+from step_planner.domain.transitions import apply_call, check_call
 from step_planner.domain.world import GRIPPER, ObjectState, WorldState
 
 MAX_PLAN = 80  # longest plan searched for (the long-horizon suite needs up to 40)

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import check_call
+from step_planner.domain.transitions import check_call
 from step_planner.domain.world import WorldState
 
 _NAME = re.compile(r"^[a-z0-9_]+$")

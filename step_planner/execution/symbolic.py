@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import apply_call, check_call
+from step_planner.domain.transitions import apply_call, check_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 

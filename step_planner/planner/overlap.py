@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import apply_call
+from step_planner.domain.transitions import apply_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer

@@ -30,7 +30,7 @@ from pydantic import BaseModel
 
 from step_planner.domain.conditions import Condition
 from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import (
+from step_planner.domain.transitions import (
     BAD_ARGUMENTS,
     UNKNOWN_ENTITY,
     UNKNOWN_PRIMITIVE,

@@ -2,7 +2,7 @@
 
 Importing this package needs no ROS: moveit_py and the message packages are imported only when
 an executor is built, and their absence raises ``BackendUnavailable`` saying what to install.
-Pure parts: :mod:`.config` (config/franka.yaml), :mod:`.grasps` (poses from scene geometry),
+Pure parts: :mod:`.config` (config/franka.yaml), :mod:`.tool_poses` (poses from scene geometry),
 :mod:`.scene_model` (collision bodies), :mod:`.errors` (MoveIt codes -> ExecCode).
 """
 
@@ -30,7 +30,7 @@ def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *,
     """
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
     from step_planner.execution.moveit.config import FrankaConfig, FrankaConfigError
-    from step_planner.execution.moveit.grasps import GeometryError
+    from step_planner.execution.moveit.tool_poses import GeometryError
     from step_planner.resources import config_path as config_file
 
     if unsupported:

@@ -19,8 +19,8 @@ from step_planner.execution.base import ExecCode
 from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.moveit.config import FrankaConfig, PlannerSettings
 from step_planner.execution.moveit.errors import code_name, execution_code, plan_code
-from step_planner.execution.moveit.grasps import Pose, flange_pose
 from step_planner.execution.moveit.scene_model import Body
+from step_planner.execution.moveit.tool_poses import Pose, flange_pose
 
 INSTALL_HINT = (
     "The MoveIt backend needs ROS 2 Jazzy with MoveIt 2's Python bindings: "

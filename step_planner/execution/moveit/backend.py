@@ -1,6 +1,6 @@
 """The real-arm executor: each primitive of ``config/primitives.yaml`` as MoveIt segments.
 
-Poses come from :mod:`grasps` (pure geometry over the scene's object geometry); motions, gripper
+Poses come from :mod:`tool_poses` (pure geometry over the scene's object geometry); motions, gripper
 and collision-scene edits go through :class:`MoveItArm`. ``observe()`` returns the world state
 *tracked from executed effects* starting at the scene file -- there is no perception yet (object
 poses from the ROS node come later), so the scene geometry must match the real table.
@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import apply_call, check_call
+from step_planner.domain.transitions import apply_call, check_call
 from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.execution.base import ExecCode, Outcome
-from step_planner.execution.moveit import grasps as g
+from step_planner.execution.moveit import tool_poses as g
 from step_planner.execution.moveit.arm import MoveItArm, SegmentFailed
 from step_planner.execution.moveit.config import FrankaConfig
 from step_planner.execution.moveit.scene_model import Body, object_body, place_body, world_bodies

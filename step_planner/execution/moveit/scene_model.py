@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.execution.moveit.config import DrawerConfig
-from step_planner.execution.moveit.grasps import GeometryError, Shape, Vec3, _vec, drawer_model, object_shape
+from step_planner.execution.moveit.tool_poses import GeometryError, Shape, Vec3, _vec, drawer_model, object_shape
 
 SURFACE_GAP = 0.002
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import mujoco
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.validation import check_call
+from step_planner.domain.transitions import check_call
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.execution.sim import perception as perc

@@ -1,6 +1,7 @@
-"""Deterministic checks of a primitive call against the spec and the observed world.
+"""The primitives' transition model: whether a call may run in a world (check_call) and the world it leaves
+(apply_call), both read from the primitive specs' preconditions and effects.
 
-This is the gate between an (untrusted) LLM answer and the arm: a call that fails any check
+check_call is the gate between an (untrusted) LLM answer and the arm: a call that fails any check
 here is never executed. Each problem carries a category the termination checker and the
 benchmark's error taxonomy use.
 """
