@@ -56,10 +56,11 @@ def _run_calls(args: argparse.Namespace, library: PrimitiveLibrary):
 def _run_task(args: argparse.Namespace, library: PrimitiveLibrary):
     """The STEP planner on a suite task, the scripted expert answering, the sim executing."""
     from step_planner.bench.expert import ScriptedExpert
-    from step_planner.bench.inproc_llm import InProcessLLM
     from step_planner.bench.runner import run_one
     from step_planner.bench.tasks import load_suite
     from step_planner.execution.sim.executor import SimExecutor
+    from step_planner.llm.client import LLMClient
+    from step_planner.llm.config import LLMConfig
     from step_planner.planner.config import PlannerConfig
 
     suite, _, task_id = args.task.partition(":")
@@ -75,7 +76,7 @@ def _run_task(args: argparse.Namespace, library: PrimitiveLibrary):
     def make_llm(task, noise, seed):
         expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
         expert.register(task.instruction, task.goal, task.stated_goal)
-        return InProcessLLM(expert), expert
+        return LLMClient(LLMConfig(model="scripted-expert"), handler=expert), expert
 
     config = PlannerConfig.from_yaml(args.planner_config)
     record = run_one(
@@ -103,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--call", action="append", help="a call such as 'pick(tape)' (repeatable)")
     parser.add_argument("--task", help="SUITE:TASK_ID, e.g. long_horizon:lh12_put_everything_away (runs the planner)")
-    parser.add_argument("--planner", default="step", help="with --task: the planner (see step-planner bench)")
+    parser.add_argument("--planner", default="grounded",
+                        help="with --task: the planner profile (config/profiles.yaml, as in step-planner bench)")
     parser.add_argument("--planner-config", default=str(config_path("planner.yaml")))
     parser.add_argument("--strip", help="also write a PNG grid of keyframes here")
     parser.add_argument("--strip-frames", type=int, default=12, help="keyframes in the strip")
