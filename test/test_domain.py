@@ -129,6 +129,8 @@ def test_bad_scenes_get_clear_errors(scene, message):
         ({"primitives": [{"name": "a", "args": [{"name": "x", "type": "thing"}]}]}, "bad argument"),
         ({"primitives": [{"name": "a", "preconditions": ["levitating(x)"]}]}, "unknown predicate"),
         ({"primitives": [{"name": "a", "preconditions": ["holding(x)"]}]}, "unknown arguments"),
+        ({"primitives": [{"name": "a"}], "required_words": {"shut": ["close"]}}, "required_words maps fact"),
+        ({"primitives": [{"name": "a"}], "goal_words": {"holding": "hold"}}, "goal_words maps fact"),
     ],
 )
 def test_bad_primitive_files_get_clear_errors(data, message):

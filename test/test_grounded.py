@@ -85,6 +85,10 @@ def test_an_object_never_seen_is_unknown(drawer_world):
     ("Put the tape in the drawer.", ["in(tape, drawer)", "open(drawer)"], "does not ask to end with it"),
     (DRAWER_TASK, ["in(tape, drawer)", "closed(drawer)"], "names screwdriver but no condition"),
     (DRAWER_TASK, ["in(tape, drawer)", "not on(screwdriver, table)"], "say where screwdriver must end up"),
+    ("Put the tape in the drawer and close it.", ["in(tape, drawer)"],
+     "the instruction says 'close' but no goal fact is closed(...)"),
+    ("Put the tape in the drawer and shut the drawer.", ["in(tape, drawer)", "closed(drawer)"], ""),
+    ("Take the tape out of the closed drawer onto the table.", ["on(tape, table)"], ""),  # 'closed' asks nothing
 ])
 def test_goal_conditions_must_be_about_the_instruction(library, drawer_world, instruction, goal, problem):
     checked = check_goal(goal, instruction, Beliefs(drawer_world.observed()), library)

@@ -85,6 +85,7 @@ class PrimitiveLibrary:
     embodiment: dict[str, Any] = field(default_factory=dict)
     goal_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact predicate -> licensing words
     stay_words: tuple[str, ...] = ()  # words that let a goal keep an object where it is
+    required_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # predicate -> words that demand it
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
@@ -127,17 +128,19 @@ class PrimitiveLibrary:
                 raise DomainError(f"{where}: 'phrases' must be a list of strings")
             prims[name] = PrimitiveSpec(name, str(raw.get("description", "")), tuple(args), pre, eff,
                                         tuple(p.lower() for p in phrases))
-        goal_words = data.get("goal_words") or {}
-        if not isinstance(goal_words, dict) or any(
-                k not in FACT_PREDICATES or not isinstance(v, list) or not all(isinstance(w, str) for w in v)
-                for k, v in goal_words.items()):
-            raise DomainError(f"{source}: goal_words maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
+        word_maps = {}
+        for key in ("goal_words", "required_words"):
+            words = data.get(key) or {}
+            if not isinstance(words, dict) or any(
+                    k not in FACT_PREDICATES or not isinstance(v, list) or not all(isinstance(w, str) for w in v)
+                    for k, v in words.items()):
+                raise DomainError(f"{source}: {key} maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
+            word_maps[key] = {k: tuple(w.lower() for w in v) for k, v in words.items()}
         stay_words = data.get("stay_words") or []
         if not isinstance(stay_words, list) or not all(isinstance(w, str) for w in stay_words):
             raise DomainError(f"{source}: stay_words must be a list of words")
-        return cls(prims, dict(data.get("embodiment") or {}),
-                   {k: tuple(w.lower() for w in v) for k, v in goal_words.items()},
-                   tuple(w.lower() for w in stay_words))
+        return cls(prims, dict(data.get("embodiment") or {}), word_maps["goal_words"],
+                   tuple(w.lower() for w in stay_words), word_maps["required_words"])
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives

@@ -12,7 +12,8 @@ success, so they are validated like primitive calls before the planner relies on
   ends up somewhere a fact says (or stays where it is, when the instruction says to leave it); and a
   goal leaves an object in the gripper or a drawer open only
   when the instruction's words ask for it (``goal_words`` in ``config/primitives.yaml``) —
-  ``holding(tape)`` is not what "put the tape in the drawer" leaves behind;
+  ``holding(tape)`` is not what "put the tape in the drawer" leaves behind; and an instruction that
+  says "close" has a ``closed(...)`` fact (``required_words``);
 - a subgoal's conditions must not already hold (a step that changes nothing is no step).
 
 Each problem is a sentence that goes back to the model as re-plan feedback.
@@ -130,6 +131,11 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
                 f" {w} " in padded for w in words):
             out.problems.append(f"{fact}: the instruction does not ask to end with it ({' / '.join(words)}); "
                                 "state where things must end up")
+    for predicate, words in library.required_words.items():  # "... and close the drawer": closed(...) is needed
+        said = next((w for w in words if f" {w} " in padded), None)
+        if said and not any(f.predicate == predicate and not f.negated for f in out.facts):
+            out.problems.append(f"the instruction says '{said}' but no goal fact is {predicate}(...): state what "
+                                f"must end {predicate}")
     named_objects = {n for n in named if n in world.objects}
     positive = {o for f in out.facts if not f.negated for o in f.objects}
     if missing := sorted(named_objects - {o for f in out.facts for o in f.objects}):
