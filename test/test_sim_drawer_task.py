@@ -7,10 +7,10 @@ import pytest
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.execution.base import ExecCode
-from step_planner.execution.sim.record import DRAWER_TASK
+from step_planner.execution.sim.record import DRAWER_CALLS
 
 ROOT = Path(__file__).resolve().parents[1]
-SEQUENCE = DRAWER_TASK
+SEQUENCE = DRAWER_CALLS
 
 
 @pytest.mark.sim

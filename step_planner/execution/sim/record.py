@@ -8,7 +8,7 @@ benchmark task on the simulated Panda, answered by the scripted expert (not an L
 ``--strip`` writes a grid of keyframes as one PNG:
 
     MUJOCO_GL=egl python -m step_planner.execution.sim.record --task long_horizon:lh12_put_everything_away \\
-        --planner-config long.yaml --out episodes/long.mp4 --strip docs/images/long_task_strip.png
+        --planner grounded --planner-config config/bench.yaml --out episodes/long.mp4 --strip strip.png
 """
 
 from __future__ import annotations
