@@ -70,8 +70,9 @@ class DrawerInfo:
         return float(self.closed_center[0] - self.inner[0] / 2 - opening)
 
 
-def _vec(geometry: dict, key: str, n: int, where: str) -> np.ndarray:
-    value = geometry.get(key)
+def geometry_vector(geometry: dict, key: str, n: int, where: str, default=None) -> np.ndarray:
+    """``geometry[key]`` as n floats, or a SceneGeometryError naming the field."""
+    value = geometry.get(key, default)
     try:
         arr = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError) as exc:
@@ -81,7 +82,8 @@ def _vec(geometry: dict, key: str, n: int, where: str) -> np.ndarray:
     return arr
 
 
-def _box(body, name: str, pos, half, rgba, density: float | None = None):
+def add_box(body, name: str, pos, half, rgba=(0.6, 0.45, 0.3, 1.0), density: float | None = None):
+    """A box geom on ``body`` (half extents ``half``), wooden brown unless told otherwise."""
     g = body.add_geom()
     g.name = name
     g.type = mujoco.mjtGeom.mjGEOM_BOX
@@ -96,8 +98,8 @@ def _box(body, name: str, pos, half, rgba, density: float | None = None):
 def _stack(drawers: list) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Shared cabinet position and inner size, and each drawer's slide, validated."""
     where = f"place '{drawers[0].name}'"
-    base = _vec(drawers[0].geometry, "cabinet_position", 3, where)
-    inner = _vec(drawers[0].geometry, "inner_size", 3, where)
+    base = geometry_vector(drawers[0].geometry, "cabinet_position", 3, where)
+    inner = geometry_vector(drawers[0].geometry, "inner_size", 3, where)
     levels = [int(d.geometry.get("level", 0)) for d in drawers]
     if sorted(levels) != list(range(len(drawers))) or len(drawers) > 2:
         raise SceneGeometryError(
@@ -108,7 +110,7 @@ def _stack(drawers: list) -> tuple[np.ndarray, np.ndarray, list[float]]:
         raise SceneGeometryError(f"{where}: geometry.inner_size must be positive")
     slides = []
     for d in drawers:
-        if not np.allclose(_vec(d.geometry, "inner_size", 3, f"place '{d.name}'"), inner):
+        if not np.allclose(geometry_vector(d.geometry, "inner_size", 3, f"place '{d.name}'"), inner):
             raise SceneGeometryError(f"place '{d.name}': stacked drawers need the same geometry.inner_size")
         s = float(d.geometry.get("slide", 0.2))
         if not 0.05 <= s <= inner[0] + 0.02:
@@ -135,19 +137,20 @@ def add_cabinet(spec: mujoco.MjSpec, drawers: list) -> list[DrawerInfo]:
     wood = (0.55, 0.42, 0.3, 1.0)
     x0, x1 = -L / 2 + 0.002, L / 2 + 0.005 + t
     ys = W / 2 + 0.004 + t
-    _box(cab, f"{name}_cab_base", [(x0 + x1) / 2, 0, BASE_TOP / 2], [(x1 - x0) / 2, ys, BASE_TOP / 2], wood)
-    _box(cab, f"{name}_cab_top", [(x0 + x1) / 2, 0, (zc + ztop) / 2], [(x1 - x0) / 2, ys, 0.0075], wood)
+    add_box(cab, f"{name}_cab_base", [(x0 + x1) / 2, 0, BASE_TOP / 2], [(x1 - x0) / 2, ys, BASE_TOP / 2], wood)
+    add_box(cab, f"{name}_cab_top", [(x0 + x1) / 2, 0, (zc + ztop) / 2], [(x1 - x0) / 2, ys, 0.0075], wood)
     for k in range(1, n):
-        _box(cab, f"{name}_cab_shelf{k}", [(x0 + x1) / 2, 0, bottoms[k] - t / 2], [(x1 - x0) / 2, ys - t, t / 2], wood)
+        add_box(cab, f"{name}_cab_shelf{k}", [(x0 + x1) / 2, 0, bottoms[k] - t / 2], [(x1 - x0) / 2, ys - t, t / 2],
+                wood)
     for sy in (-1, 1):
-        _box(
+        add_box(
             cab,
             f"{name}_cab_side{sy:+d}",
             [(x0 + x1) / 2, sy * (ys - t / 2), (BASE_TOP + zc) / 2],
             [(x1 - x0) / 2, t / 2, (zc - BASE_TOP) / 2],
             wood,
         )
-    _box(cab, f"{name}_cab_back", [x1 - t / 2, 0, (BASE_TOP + zc) / 2], [t / 2, ys - t, (zc - BASE_TOP) / 2], wood)
+    add_box(cab, f"{name}_cab_back", [x1 - t / 2, 0, (BASE_TOP + zc) / 2], [t / 2, ys - t, (zc - BASE_TOP) / 2], wood)
     infos: list[DrawerInfo] = []
     front_face = -L / 2 - t  # a closed drawer's front face, cabinet frame
     for k, place in enumerate(drawers):
@@ -201,21 +204,22 @@ def _add_drawer_body(cab, place, dims, body_z: float, panel_top: float, ys: floa
     box = (0.8, 0.7, 0.55, 1.0)
     wood = (0.55, 0.42, 0.3, 1.0)
     d = 400.0
-    _box(drawer, f"{place.name}_floor", [0, 0, t / 2], [L / 2, W / 2, t / 2], box, d)
+    add_box(drawer, f"{place.name}_floor", [0, 0, t / 2], [L / 2, W / 2, t / 2], box, d)
     for sy in (-1, 1):
-        _box(drawer, f"{place.name}_side{sy:+d}", [0, sy * (W / 2 - t / 2), t + H / 2], [L / 2, t / 2, H / 2], box, d)
+        add_box(drawer, f"{place.name}_side{sy:+d}", [0, sy * (W / 2 - t / 2), t + H / 2], [L / 2, t / 2, H / 2],
+                box, d)
     for sx in (-1, 1):
-        _box(
+        add_box(
             drawer, f"{place.name}_end{sx:+d}", [sx * (L / 2 - t / 2), 0, t + H / 2], [t / 2, W / 2 - t, H / 2], box, d
         )
     z_rel_top = panel_top - body_z
-    _box(drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d)
+    add_box(drawer, f"{place.name}_front", [-L / 2 - t / 2, 0, z_rel_top / 2], [t / 2, ys, z_rel_top / 2], wood, d)
     metal = (0.7, 0.7, 0.75, 1.0)
     bar_x, bar_z = -L / 2 - t - HANDLE_STANDOFF, handle_z - body_z
-    _box(drawer, f"{place.name}_handle", [bar_x, 0.0, bar_z], HANDLE_HALF, metal, d)
+    add_box(drawer, f"{place.name}_handle", [bar_x, 0.0, bar_z], HANDLE_HALF, metal, d)
     post_len = HANDLE_STANDOFF - HANDLE_HALF[0]
     for sz in (-1, 1):
-        _box(
+        add_box(
             drawer,
             f"{place.name}_handle_post{sz:+d}",
             [-L / 2 - t - post_len / 2, 0.0, bar_z + sz * HANDLE_POST_DZ],

@@ -23,7 +23,9 @@ from step_planner.execution.sim.cabinet import (
     WALL,
     DrawerInfo,
     SceneGeometryError,
+    add_box,
     add_cabinet,
+    geometry_vector,
     resolve_ids,
 )
 from step_planner.execution.sim.model import compile_spec, exclude_resting_self_contacts, panda_spec
@@ -33,29 +35,6 @@ from step_planner.execution.sim.scene_info import ObjectInfo, SceneInfo, TrayInf
 __all__ = ["DrawerInfo", "ObjectInfo", "SceneGeometryError", "SceneInfo", "TrayInfo", "build_scene"]
 
 
-def _vec(geometry: dict, key: str, n: int, where: str, default=None) -> np.ndarray:
-    value = geometry.get(key, default)
-    try:
-        arr = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise SceneGeometryError(f"{where}: geometry.{key} must be {n} numbers, got {value!r}") from exc
-    if value is None or arr.shape != (n,):
-        raise SceneGeometryError(f"{where}: geometry.{key} must be {n} numbers, got {value!r}")
-    return arr
-
-
-def _box(body, name: str, pos, half, rgba=(0.6, 0.45, 0.3, 1.0), density: float | None = None):
-    g = body.add_geom()
-    g.name = name
-    g.type = mujoco.mjtGeom.mjGEOM_BOX
-    g.pos = list(map(float, pos))
-    g.size = list(map(float, half))
-    g.rgba = list(rgba)
-    if density is not None:
-        g.density = density
-    return g
-
-
 def _yaw_quat(yaw_deg: float) -> list[float]:
     h = np.radians(yaw_deg) / 2.0
     return [float(np.cos(h)), 0.0, 0.0, float(np.sin(h))]
@@ -63,26 +42,26 @@ def _yaw_quat(yaw_deg: float) -> list[float]:
 
 def _add_table(spec, place, info: SceneInfo) -> None:
     where = f"place '{place.name}'"
-    size = _vec(place.geometry, "size", 3, where, [1.2, 1.0, 0.04])
-    pos = _vec(place.geometry, "position", 3, where, [0.5, 0.0, -size[2] / 2])
-    _box(spec.worldbody, f"{place.name}_top", pos, size / 2, rgba=(0.75, 0.7, 0.62, 1.0))
+    size = geometry_vector(place.geometry, "size", 3, where, [1.2, 1.0, 0.04])
+    pos = geometry_vector(place.geometry, "position", 3, where, [0.5, 0.0, -size[2] / 2])
+    add_box(spec.worldbody, f"{place.name}_top", pos, size / 2, rgba=(0.75, 0.7, 0.62, 1.0))
     info.table, info.table_size, info.table_center = place.name, size, pos[:2]
 
 
 def _add_tray(spec, place, info: SceneInfo) -> None:
     where = f"place '{place.name}'"
-    pos = _vec(place.geometry, "position", 3, where)
-    size = _vec(place.geometry, "size", 3, where)
+    pos = geometry_vector(place.geometry, "position", 3, where)
+    size = geometry_vector(place.geometry, "size", 3, where)
     body = spec.worldbody.add_body()
     body.name = place.name
     body.pos = list(map(float, pos))
     hx, hy, h = size[0] / 2, size[1] / 2, size[2]
     t, colour = 0.008, tuple(map(float, place.geometry.get("rgba", (0.25, 0.55, 0.3, 1.0))))
-    _box(body, f"{place.name}_floor", [0, 0, 0.0025], [hx, hy, 0.0025], colour)
+    add_box(body, f"{place.name}_floor", [0, 0, 0.0025], [hx, hy, 0.0025], colour)
     for sx in (-1, 1):
-        _box(body, f"{place.name}_wall_x{sx:+d}", [sx * (hx - t / 2), 0, h / 2], [t / 2, hy, h / 2], colour)
+        add_box(body, f"{place.name}_wall_x{sx:+d}", [sx * (hx - t / 2), 0, h / 2], [t / 2, hy, h / 2], colour)
     for sy in (-1, 1):
-        _box(body, f"{place.name}_wall_y{sy:+d}", [0, sy * (hy - t / 2), h / 2], [hx - t, t / 2, h / 2], colour)
+        add_box(body, f"{place.name}_wall_y{sy:+d}", [0, sy * (hy - t / 2), h / 2], [hx - t, t / 2, h / 2], colour)
     info.trays[place.name] = TrayInfo(place.name, pos, size)
 
 
@@ -98,9 +77,9 @@ def _object_shape(obj) -> tuple[str, np.ndarray]:
     geo = obj.geometry
     shape = geo.get("shape", "box")
     if shape == "box":
-        half = _vec(geo, "size", 3, where, DEFAULT_BOX) / 2
+        half = geometry_vector(geo, "size", 3, where, DEFAULT_BOX) / 2
     elif shape == "cylinder":
-        size = _vec(geo, "size", 2, where)
+        size = geometry_vector(geo, "size", 2, where)
         half = np.array([size[0], size[0], size[1] / 2])
     else:
         raise SceneGeometryError(f"{where}: geometry.shape must be box or cylinder, got {shape!r}")
@@ -143,7 +122,7 @@ def _initial_position(obj, half: np.ndarray, info: SceneInfo, world: WorldState)
     where = f"object '{obj.name}'"
     place = obj.location
     if "position" in obj.geometry:
-        return _vec(obj.geometry, "position", 3, where)
+        return geometry_vector(obj.geometry, "position", 3, where)
     taken = [
         np.asarray(o.geometry["position"][:2], dtype=float)
         for o in world.objects.values()
@@ -213,7 +192,7 @@ def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, Scene
         if place.kind == "surface":
             _add_table(spec, place, info)
         elif place.kind == "drawer":
-            key = tuple(_vec(place.geometry, "cabinet_position", 3, f"place '{place.name}'"))
+            key = tuple(geometry_vector(place.geometry, "cabinet_position", 3, f"place '{place.name}'"))
             cabinets.setdefault(key, []).append(place)
         elif place.kind in ("tray", "bin", "box"):
             _add_tray(spec, place, info)
