@@ -199,12 +199,20 @@ def _section(markdown: str, heading: str) -> str:
     return m.group(1).strip() if m else f"(section {heading!r} not found in the stored file)"
 
 
+def stale_command(entry: BenchCommand, meta: dict[str, Any]) -> bool:
+    """The stored output was printed by a command other than the entry's (commands.yaml changed since)."""
+    return " ".join(str(meta.get("command", "")).split()) != " ".join(entry.command.split())
+
+
 def _ran(entry: BenchCommand, folder: Path) -> str:
     run = folder / RUN_FILE
     if not run.exists():
         return (f"_Not run yet: `make bench ONLY={entry.name}` (about {entry.minutes:g} min on the 2-core "
                 "development machine)._")
     meta = json.loads(run.read_text())
+    if stale_command(entry, meta):
+        return (f"_**Stale**: what follows was printed by another command (`{meta.get('command')}`); "
+                f"re-run `make bench ONLY={entry.name}`._")
     state = "" if meta.get("clean", True) else " plus uncommitted changes"
     failed = "" if meta.get("exit_code") == 0 else f" — **exit code {meta.get('exit_code')}**"
     return (f"_Ran {meta['started']} at commit `{meta['commit']}`{state}, {meta['wall_s']:.0f} s wall, "

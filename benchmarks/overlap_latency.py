@@ -6,8 +6,8 @@
 Each run: the scripted expert (NOT an LLM) behind the loopback OpenAI-compatible server, answering every
 request after ``delay`` seconds (an endpoint's latency), the real ``openai`` client, and the MuJoCo
 backend with ``realtime=True`` (a primitive takes its physical duration in wall time, as on the robot).
-Printed per (profile, task, delay): wall time serial (``profile-overlap``) and with ``profile+overlap``, motion alone (the sum of the
-primitive durations, planning included), and the two ratios of issue 12:
+Printed per (profile, task, delay): wall time serial (``profile-overlap``) and with ``profile+overlap``,
+motion alone (the sum of the primitive durations, planning included), and the two ratios of issue 12:
 overlap / (motion + one answer's latency) [target <= 1.15 at 1.5 s] and overlap / serial [target <= 0.65].
 
 Then wasted speculative calls per task on the symbolic Table III suite at p = 0 and 0.2 (the predicted

@@ -58,6 +58,26 @@ def test_benchmarks_md_is_what_make_bench_renders():
         "BENCHMARKS.md was edited by hand or not re-rendered: python benchmarks/make_bench.py --render-only"
 
 
+def test_every_stored_output_was_printed_by_the_command_quoted_above_it(commands):
+    import json
+
+    stale = [name for name, entry in commands.items() if (run := benchdoc.STORE / name / benchdoc.RUN_FILE).exists()
+             and benchdoc.stale_command(entry, json.loads(run.read_text()))]
+    assert stale == [], f"commands.yaml changed since these ran: make bench ONLY={','.join(stale)}"
+
+
+def test_a_changed_command_renders_as_stale_not_as_its_old_output(commands, tmp_path):
+    import json
+
+    entry = commands["core_perf"]
+    (tmp_path / "core_perf").mkdir()
+    meta = {"command": entry.command + " --quick", "started": "x", "wall_s": 1, "commit": "c", "machine": "m",
+            "exit_code": 0}
+    (tmp_path / "core_perf" / benchdoc.RUN_FILE).write_text(json.dumps(meta))
+    text = benchdoc.render("{{ran core_perf}}", commands, store=tmp_path)
+    assert "Stale" in text and "ONLY=core_perf" in text
+
+
 @pytest.mark.parametrize("command", [
     "python benchmarks/core_perf.py --no-such-option",
     "python benchmarks/core_perf.py --repeats many",
