@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import sys
 from argparse import ArgumentParser
 
@@ -59,16 +60,12 @@ def test_benchmarks_md_is_what_make_bench_renders():
 
 
 def test_every_stored_output_was_printed_by_the_command_quoted_above_it(commands):
-    import json
-
     stale = [name for name, entry in commands.items() if (run := benchdoc.STORE / name / benchdoc.RUN_FILE).exists()
              and benchdoc.stale_command(entry, json.loads(run.read_text()))]
     assert stale == [], f"commands.yaml changed since these ran: make bench ONLY={','.join(stale)}"
 
 
 def test_a_changed_command_renders_as_stale_not_as_its_old_output(commands, tmp_path):
-    import json
-
     entry = commands["core_perf"]
     (tmp_path / "core_perf").mkdir()
     meta = {"command": entry.command + " --quick", "started": "x", "wall_s": 1, "commit": "c", "machine": "m",

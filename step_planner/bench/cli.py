@@ -97,14 +97,10 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
     """(factory, description of the answer source, tokenizer note)."""
     from step_planner.bench.expert import ScriptedExpert
     from step_planner.bench.report import EXPERT_SOURCE
+    from step_planner.bench.runner import in_process_expert, new_expert
     from step_planner.llm.client import LLMClient
     from step_planner.llm.config import LLMConfig
     from step_planner.llm.tokens import tokenizer_kind
-
-    def new_expert(task, noise, seed) -> ScriptedExpert:
-        expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=args.call_style)
-        expert.register(task.instruction, task.goal, task.stated_goal)
-        return expert
 
     if args.base_url or args.via_http:
         try:
@@ -131,15 +127,12 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
         def over_http(task, noise, seed):
             expert = None
             if not args.base_url:
-                expert = current["expert"] = new_expert(task, noise, seed)
+                expert = current["expert"] = new_expert(library, task, noise, seed, args.call_style)
             return LLMClient(LLMConfig.from_dict(settings)), expert  # run_one closes it
 
         return over_http, source, "reported by the server"
 
-    def in_process(task, noise, seed):
-        expert = new_expert(task, noise, seed)
-        return LLMClient(LLMConfig(model="scripted-expert"), handler=expert), expert
-
+    in_process = in_process_expert(library, args.call_style)
     return in_process, EXPERT_SOURCE + ", called in process", f"counted locally ({tokenizer_kind()})"
 
 

@@ -30,6 +30,26 @@ from step_planner.planner.termination import CompletionLLM
 
 # (task, noise, seed) -> (client, expert or None when the answers come from a real model)
 LLMFactory = Callable[[Task, float, int], tuple[CompletionLLM, ScriptedExpert | None]]
+
+
+def new_expert(library: PrimitiveLibrary, task: Task, noise: float, seed: int,
+               call_style: str = "mixed") -> ScriptedExpert:
+    """The scripted expert for one run of a task: its goal registered, mistakes at rate ``noise``."""
+    expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=call_style)
+    expert.register(task.instruction, task.goal, task.stated_goal)
+    return expert
+
+
+def in_process_expert(library: PrimitiveLibrary, call_style: str = "mixed") -> LLMFactory:
+    """An LLMFactory answering from the scripted expert in process, through the real client (``handler=``)."""
+    from step_planner.llm.client import LLMClient
+    from step_planner.llm.config import LLMConfig
+
+    def make(task: Task, noise: float, seed: int) -> tuple[CompletionLLM, ScriptedExpert]:
+        expert = new_expert(library, task, noise, seed, call_style)
+        return LLMClient(LLMConfig(model="scripted-expert"), handler=expert), expert
+
+    return make
 ExecutorFactory = Callable[[PrimitiveLibrary, WorldState], Executor]
 
 

@@ -55,12 +55,9 @@ def _run_calls(args: argparse.Namespace, library: PrimitiveLibrary):
 
 def _run_task(args: argparse.Namespace, library: PrimitiveLibrary):
     """The STEP planner on a suite task, the scripted expert answering, the sim executing."""
-    from step_planner.bench.expert import ScriptedExpert
-    from step_planner.bench.runner import run_one
+    from step_planner.bench.runner import in_process_expert, run_one
     from step_planner.bench.tasks import load_suite
     from step_planner.execution.sim.executor import SimExecutor
-    from step_planner.llm.client import LLMClient
-    from step_planner.llm.config import LLMConfig
     from step_planner.planner.config import PlannerConfig
 
     suite, _, task_id = args.task.partition(":")
@@ -73,11 +70,6 @@ def _run_task(args: argparse.Namespace, library: PrimitiveLibrary):
         made.append(SimExecutor(lib, world, seed=args.seed, video_path=args.out, render=True))
         return made[-1]
 
-    def make_llm(task, noise, seed):
-        expert = ScriptedExpert(library, seed=seed, mistake_rate=noise)
-        expert.register(task.instruction, task.goal, task.stated_goal)
-        return LLMClient(LLMConfig(model="scripted-expert"), handler=expert), expert
-
     config = PlannerConfig.from_yaml(args.planner_config)
     record = run_one(
         task,
@@ -86,7 +78,7 @@ def _run_task(args: argparse.Namespace, library: PrimitiveLibrary):
         args.seed,
         library=library,
         config=config,
-        make_llm=make_llm,
+        make_llm=in_process_expert(library),
         make_executor=make_executor,
     )
     print(
