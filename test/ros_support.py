@@ -20,6 +20,7 @@ from conftest import DRAWER_GOAL, DRAWER_PLANS, DRAWER_TASK
 from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
+from unique_identifier_msgs.msg import UUID
 
 from step_planner.llm.loopback import Fault, LoopbackServer
 from step_planner.ros.node import StepPlannerNode
@@ -110,6 +111,13 @@ class RosHarness:
         self.client_node = rclpy.create_node("step_planner_test_client", context=self.context)
         self.client = ActionClient(self.client_node, ExecuteTask, f"{self.name}/execute_task",
                                    feedback_sub_qos_profile=feedback_stream())
+        # rclpy's ActionClient forgets a goal's feedback callback when its result arrives, and feedback and
+        # result travel on different DDS entities: the last feedback can arrive second and be dropped. The
+        # tests read the action's feedback topic itself (as `ros2 topic echo` would), so nothing is lost.
+        self._feedback_lists: dict[bytes, list] = {}
+        self._feedback_sub = self.client_node.create_subscription(
+            ExecuteTask.Impl.FeedbackMessage, f"{self.name}/execute_task/_action/feedback",
+            self._on_feedback, feedback_stream())
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
         self.executor.add_node(self.client_node)
@@ -118,11 +126,25 @@ class RosHarness:
         if not self.client.wait_for_server(timeout_sec=WAIT_S):
             self.close()
             raise RuntimeError("the action server did not appear")
+        try:
+            wait_until(lambda: self._feedback_sub.get_publisher_count() > 0)
+        except TimeoutError:
+            self.close()
+            raise RuntimeError("the feedback topic did not appear") from None
+
+    def _on_feedback(self, msg) -> None:
+        received = self._feedback_lists.get(bytes(msg.goal_id.uuid))
+        if received is not None:
+            received.append(msg.feedback)
 
     def send(self, instruction: str, scene: str = "", dry_run: bool = False, feedback: list | None = None):
+        """Send a goal; ``feedback`` (if given) receives every feedback message the node publishes for it,
+        in arrival order, including any that arrive after the result (wait_quiet before the last checks)."""
         goal = ExecuteTask.Goal(instruction=instruction, scene=scene, dry_run=dry_run)
-        callback = (lambda msg: feedback.append(msg.feedback)) if feedback is not None else None
-        future = self.client.send_goal_async(goal, feedback_callback=callback)
+        goal_uuid = UUID(uuid=list(uuid.uuid4().bytes))
+        if feedback is not None:
+            self._feedback_lists[bytes(goal_uuid.uuid)] = feedback
+        future = self.client.send_goal_async(goal, goal_uuid=goal_uuid)
         handle = wait_for(future)
         assert handle.accepted
         return handle
