@@ -72,3 +72,29 @@ def test_no_import_cycle_inside_the_package():
 
 def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+
+# Layers, bottom up: a module may import its own layer and those below, never one above. The arrows that ran
+# up (the sim recorder importing the benchmark and the planner) made the execution edge depend on everything.
+# Modules outside the table (resources, msg_fields, console, cli) are leaves or the top and are not checked.
+LAYERS = {"domain": 0, "llm": 0, "execution": 1, "planner": 2, "episodes": 3, "bench": 4, "ros": 4}
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 2 else None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((a, b) for a, targets in graph.items() for b in targets
+                  if None not in (_layer(a), _layer(b)) and _layer(b) > _layer(a))
+
+
+def test_no_module_imports_a_layer_above_it():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    assert upward_imports({"step_planner.execution.sim.x": {"step_planner.bench.runner", "step_planner.domain.w"}}) \
+        == [("step_planner.execution.sim.x", "step_planner.bench.runner")]

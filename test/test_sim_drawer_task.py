@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from step_planner.bench.record_video import DRAWER_CALLS
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.execution.base import ExecCode
-from step_planner.execution.sim.record import DRAWER_CALLS
 
 ROOT = Path(__file__).resolve().parents[1]
 SEQUENCE = DRAWER_CALLS

@@ -61,7 +61,7 @@ def test_keyframe_strip_puts_captioned_frames_in_a_grid(tmp_path):
 @pytest.mark.slow
 def test_recording_a_suite_task_runs_the_planner_and_writes_the_video_and_strip(tmp_path, capsys):
     """`record --task`: the default profile, the scripted expert answering, MuJoCo executing."""
-    from step_planner.execution.sim.record import main
+    from step_planner.bench.record_video import main
 
     video, strip = tmp_path / "task.mp4", tmp_path / "strip.png"
     code = main(["--task", "table3:ss02_open_drawer", "--planner-config", str(ROOT / "config" / "bench.yaml"),

@@ -1,13 +1,13 @@
 """Record an MP4 (and keyframe PNGs) of primitive calls executed in the simulation.
 
-    MUJOCO_GL=egl python -m step_planner.execution.sim.record --out episodes/drawer_task.mp4
+    MUJOCO_GL=egl python -m step_planner.bench.record_video --out episodes/drawer_task.mp4
 
 Without ``--call`` it runs the drawer task of ``drawer_desk``. Each call's outcome is printed;
 the recording stops at the first failure. With ``--task SUITE:ID`` the STEP planner runs that
 benchmark task on the simulated Panda, answered by the scripted expert (not an LLM), and
 ``--strip`` writes a grid of keyframes as one PNG:
 
-    MUJOCO_GL=egl python -m step_planner.execution.sim.record --task long_horizon:lh12_put_everything_away \\
+    MUJOCO_GL=egl python -m step_planner.bench.record_video --task long_horizon:lh12_put_everything_away \\
         --planner grounded --planner-config config/bench.yaml --out episodes/long.mp4 --strip strip.png
 """
 
