@@ -20,7 +20,9 @@ import mujoco
 import numpy as np
 
 from step_planner.execution.base import ExecCode
+from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.model import FINGER_MAX, KP, KV, PandaIndex
+from step_planner.execution.sim.scene_info import SceneInfo
 from step_planner.execution.sim.timing import TimedTrajectory
 
 
@@ -65,6 +67,16 @@ class Controller:
     def finger_opening(self) -> float:
         """Mean opening of one finger (0 = closed, 0.04 = fully open)."""
         return float(np.mean(self.data.qpos[self.index.finger_qpos]))
+
+    # ---- what the fingers feel: the in-process physics answers from contacts; a robot across ROS
+    # answers from its gripper's own state (execution/controllers/port.py)
+    def holds(self, info: SceneInfo, name: str) -> bool:
+        """Whether the fingers hold the object: both touch it, they are not closed, it is at the grasp frame."""
+        return perc.is_held(self.model, self.data, self.index, info, name)
+
+    def grips(self, body_id: int, point: np.ndarray) -> bool:
+        """Whether both fingers are closed on ``body_id`` (a drawer handle near ``point``)."""
+        return len(perc.finger_contacts(self.model, self.data, self.index, body_id)) == 2
 
     def hold(self, q: np.ndarray | None = None) -> None:
         self.q_ref = self.q if q is None else np.asarray(q, dtype=float).copy()

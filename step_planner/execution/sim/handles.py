@@ -50,6 +50,8 @@ class HandleMotions:
     index: PandaIndex
     robot_at: str
 
+    def _location(self, name: str) -> str | None: ...
+
     def _pose_with_entry(
         self, pose: np.ndarray, rotation: np.ndarray, entry_to: np.ndarray | None, what: str, entry_what: str
     ) -> tuple[np.ndarray, list[np.ndarray] | None]:
@@ -74,9 +76,11 @@ class HandleMotions:
             raise
         return q, found.get("path")
 
-    def _grip_monitor(self, body_id: int, what: str):
+    def _grip_monitor(self, drawer: str, what: str):
+        d = self.info.drawers[drawer]
+
         def check():
-            if len(perc.finger_contacts(self.model, self.data, self.index, body_id)) < 2:
+            if not self.ctl.grips(d.body_id, self.data.site_xpos[d.handle_site]):
                 return ExecCode.GRASP_FAILED, f"lost the grip on {what}"
             return None
 
@@ -163,7 +167,7 @@ class HandleMotions:
         inside = [
             o
             for o in self.info.objects
-            if perc.object_location(self.model, self.data, self.index, self.info, o) == drawer
+            if self._location(o) == drawer
         ]
         ids = {int(g) for o in inside for g in np.where(self.model.geom_bodyid == self.info.objects[o].body_id)[0]}
         return d.geom_ids | ids
@@ -187,13 +191,13 @@ class HandleMotions:
             raise last
         self.arm.run_path(motion.entry, cancel)
         self.ctl.gripper(0.0, cancel)
-        if len(perc.finger_contacts(self.model, self.data, self.index, d.body_id)) < 2:
+        if not self.ctl.grips(d.body_id, self.data.site_xpos[d.handle_site]):
             self.ctl.gripper(HANDLE_OPENING, cancel)
             self.arm.run_path([self.ctl.q, *motion.entry[::-1]], cancel)
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"fingers missed the {drawer} handle")
         # a pull needs the grip all the way; a push is judged by where the drawer ends (the bar
         # may slide in the fingers near the end stop without harm)
-        grip = self._grip_monitor(d.body_id, f"the {drawer} handle") if stroke < 0 else None
+        grip = self._grip_monitor(drawer, f"the {drawer} handle") if stroke < 0 else None
         self.arm.run_path([self.ctl.q, *motion.stroke], cancel, grip, speed=0.15)
         self.ctl.gripper(HANDLE_OPENING, cancel)
         self.arm.run_path([self.ctl.q, *motion.retreat], cancel)

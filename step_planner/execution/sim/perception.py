@@ -9,6 +9,8 @@ from the drawer state via ``WorldState.observed()``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import mujoco
 import numpy as np
 
@@ -86,10 +88,15 @@ def _in_tray(info: SceneInfo, tray: str, pos: np.ndarray) -> bool:
     return bool(abs(rel[0]) < t.size[0] / 2 and abs(rel[1]) < t.size[1] / 2 and -0.01 < rel[2] < t.size[2] + 0.06)
 
 
-def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str) -> str | None:
-    """The symbolic location of one object, or None when it is nowhere named (e.g. fell off)."""
+def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str,
+                    held: Callable[[str], bool] | None = None) -> str | None:
+    """The symbolic location of one object, or None when it is nowhere named (e.g. fell off).
+
+    ``held(name)`` says whether the fingers hold it (default: finger contacts in the physics; a robot
+    across ROS answers from its gripper's state)."""
     body = info.objects[name].body_id
-    if is_held(model, data, index, info, name) and not touches_non_robot(model, data, index, body):
+    holding = held(name) if held is not None else is_held(model, data, index, info, name)
+    if holding and not touches_non_robot(model, data, index, body):
         return GRIPPER  # between the fingers and lifted with them
     pos = object_position(data, info, name)
     for drawer in info.drawers:
@@ -103,7 +110,8 @@ def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str) 
     return info.table if on_table and pos[2] > -0.01 else None
 
 
-def observe_world(model, data, index: PandaIndex, info: SceneInfo, template: WorldState, robot_at: str) -> WorldState:
+def observe_world(model, data, index: PandaIndex, info: SceneInfo, template: WorldState, robot_at: str,
+                  held: Callable[[str], bool] | None = None) -> WorldState:
     """A fresh WorldState: the template's names and kinds, with physics-derived state."""
     world = template.copy()
     world.held = None
@@ -111,7 +119,7 @@ def observe_world(model, data, index: PandaIndex, info: SceneInfo, template: Wor
     for name, obj in world.objects.items():
         if name not in info.objects:
             continue
-        obj.location = object_location(model, data, index, info, name)
+        obj.location = object_location(model, data, index, info, name, held)
         pos = object_position(data, info, name)
         obj.geometry = {
             **obj.geometry,

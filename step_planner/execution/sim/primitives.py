@@ -51,6 +51,11 @@ class SimPrimitives(HandleMotions):
         self.robot_at = "home"
 
     # ---- helpers ------------------------------------------------------------------------
+    def _location(self, name: str) -> str | None:
+        """Where an object is, with "held" judged by what the fingers feel (the controller's sensing)."""
+        return perc.object_location(self.model, self.data, self.index, self.info, name,
+                                    held=lambda n: self.ctl.holds(self.info, n))
+
     def _angles(self, preferred: list[float]) -> list[float]:
         """Candidate hand yaws in order, each with its 180-degree twin (closer to the hand first)."""
         y_axis = self.data.xmat[self.index.grasp_body].reshape(3, 3)[:, 1]
@@ -112,7 +117,7 @@ class SimPrimitives(HandleMotions):
         """The hand yaws whose open fingers come down clear of neighbours and container walls (the
         descent check lets fingers touch, and fingers landing on a block or a wall upset the
         physics); none: GRASP_FAILED before anything moves."""
-        where = perc.object_location(self.model, self.data, self.index, self.info, name)
+        where = self._location(name)
         clear = targets.pick_yaws(self.data, self.info, name, where, yaws)
         if not clear:
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"no room for the fingers beside {name} in/on {where}")
@@ -120,7 +125,7 @@ class SimPrimitives(HandleMotions):
 
     def _slip_monitor(self, name: str):
         def check():
-            if not perc.is_held(self.model, self.data, self.index, self.info, name):
+            if not self.ctl.holds(self.info, name):
                 return ExecCode.OBJECT_SLIPPED, f"{name} slipped out of the gripper during the motion"
             return None
 
@@ -175,7 +180,7 @@ class SimPrimitives(HandleMotions):
         yaws = self._clear_yaws(name, self._yaws_for(name, angle))  # a yaw and its twin share fingers
         self.grasp_angle = self._move_above(grasp, yaws, name, cancel, descend=True)
         self.ctl.gripper(0.0, cancel)
-        if not perc.is_held(self.model, self.data, self.index, self.info, name):
+        if not self.ctl.holds(self.info, name):
             closed = self.ctl.finger_opening
             self.ctl.gripper(opening, cancel)
             self._rise(grasp + [0, 0, APPROACH], "retreat", cancel)
@@ -188,7 +193,7 @@ class SimPrimitives(HandleMotions):
         self.held = name
         self._rise(grasp + [0, 0, APPROACH], f"lift {name}", cancel, self._slip_monitor(name))
         lifted = perc.object_position(self.data, self.info, name)[2] - pos[2]
-        if not perc.is_held(self.model, self.data, self.index, self.info, name) or lifted < 0.5 * APPROACH:
+        if not self.ctl.holds(self.info, name) or lifted < 0.5 * APPROACH:
             self.held = None
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} was not lifted with the gripper")
         self.arm.checker.attach(attachment)
@@ -209,7 +214,7 @@ class SimPrimitives(HandleMotions):
         return spots
 
     def place(self, name: str, target: str, cancel) -> str:
-        if not perc.is_held(self.model, self.data, self.index, self.info, name):
+        if not self.ctl.holds(self.info, name):
             self.held = None
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} is no longer in the gripper")
         obj = self.info.objects[name]
@@ -237,7 +242,7 @@ class SimPrimitives(HandleMotions):
         self.arm.checker.attach(None)
         self._rise(spot + [0, 0, APPROACH], "retreat", cancel)
         self.ctl.settle(0.3, cancel)
-        where = perc.object_location(self.model, self.data, self.index, self.info, name)
+        where = self._location(name)
         self.robot_at = target
         if where != target:
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} ended at {where}, not in/on {target}")
