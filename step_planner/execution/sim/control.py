@@ -81,7 +81,8 @@ class Controller:
     def hold(self, q: np.ndarray | None = None) -> None:
         self.q_ref = self.q if q is None else np.asarray(q, dtype=float).copy()
 
-    def _step(self, q_ref: np.ndarray, qd_ref: np.ndarray) -> None:
+    def step(self, q_ref: np.ndarray, qd_ref: np.ndarray) -> None:
+        """One physics step toward (q_ref, qd_ref) with the gripper at ``grip_ref``, paced, hooks called."""
         with self.lock:
             self.data.ctrl[self.index.arm_act] = q_ref + qd_ref * (KV / KP)
             self.data.ctrl[self.index.grip_act] = self.grip_ref
@@ -122,7 +123,7 @@ class Controller:
         self.hold()
         zero = np.zeros(7)
         while self.data.time - t0 < max_time:
-            self._step(self.q_ref, zero)
+            self.step(self.q_ref, zero)
             if np.max(np.abs(self.data.qvel[self.index.arm_dof])) < vel_tol:
                 break
         return self.data.time - t0
@@ -132,7 +133,7 @@ class Controller:
         t_end = self.data.time + duration
         while self.data.time < t_end:
             self._check_cancel(cancel)
-            self._step(self.q_ref, zero)
+            self.step(self.q_ref, zero)
 
     def follow(
         self,
@@ -145,7 +146,7 @@ class Controller:
         t0 = self.data.time
         for k in range(len(traj.t)):
             self._check_cancel(cancel)
-            self._step(traj.q[k], traj.qd[k])
+            self.step(traj.q[k], traj.qd[k])
             if monitor is not None and k % monitor_every == monitor_every - 1 and (bad := monitor()):
                 self.stop()
                 raise MotionInterrupted(bad[0], bad[1])
@@ -160,7 +161,7 @@ class Controller:
         zero = np.zeros(7)
         while self.data.time - t0 < max_time:
             self._check_cancel(cancel)
-            self._step(self.q_ref, zero)
+            self.step(self.q_ref, zero)
             moving = np.max(np.abs(self.data.qvel[self.index.finger_dof]))
             if self.data.time - t0 > 0.15 and moving < 2e-3:
                 break

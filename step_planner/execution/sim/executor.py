@@ -21,14 +21,71 @@ from step_planner.execution.base import ExecCode, Outcome
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.control import Controller, MotionInterrupted
 from step_planner.execution.sim.ik import IkSolver
-from step_planner.execution.sim.model import FINGER_MAX, HOME_Q, PandaIndex
+from step_planner.execution.sim.model import HOME_Q, PandaIndex
 from step_planner.execution.sim.motion import Arm
 from step_planner.execution.sim.planning import CollisionChecker
 from step_planner.execution.sim.primitives import SimPrimitives
-from step_planner.execution.sim.scene_builder import build_scene, initial_drawer_openings
+from step_planner.execution.sim.scene_builder import scene_at_home
+from step_planner.execution.sim.scene_info import SceneInfo
 
 
-class SimExecutor:
+class MotionStackExecutor:
+    """The Executor shared by the backends that run the project's own motion stack: each call is checked
+    against the world the robot observes (``check_call``), then run as :class:`SimPrimitives` over a
+    controller (the in-process physics, or a robot across ROS); failures become Outcomes with their codes.
+
+    A subclass builds ``model``, ``data``, ``index``, ``info``, ``controller``, ``arm`` and ``primitives``
+    in ``reset`` and may add work after each call (:meth:`_after`).
+    """
+
+    library: PrimitiveLibrary
+    template: WorldState
+    model: mujoco.MjModel
+    data: mujoco.MjData
+    index: PandaIndex
+    info: SceneInfo
+    controller: Controller
+    arm: Arm
+    primitives: SimPrimitives
+
+    def observe(self) -> WorldState:
+        with self.controller.lock:  # safe to call while execute() runs in another thread
+            return perc.observe_world(self.model, self.data, self.index, self.info, self.template,
+                                      robot_at=self.primitives.robot_at,
+                                      held=lambda name: self.controller.holds(self.info, name))
+
+    def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
+        wall0, sim0 = time.perf_counter(), self.data.time
+        plan0, moving0 = self.arm.stats.planning_s, self.controller.sim_time_moving
+        try:
+            if cancel is not None and cancel.is_set():
+                return Outcome(ExecCode.CANCELED, "canceled before motion")
+            problems = check_call(call, self.library, self.observe().observed())
+            if problems:
+                return Outcome(ExecCode.PRECONDITION_FAILED, "; ".join(p.message for p in problems))
+            try:
+                message = self.primitives.run(call, cancel)
+                code, details = ExecCode.SUCCESS, {}
+            except MotionInterrupted as exc:
+                code, message, details = exc.code, exc.message, dict(exc.details)
+        except Exception as exc:  # a bug or a solver crash: report it, never raise into the planner
+            return Outcome(
+                ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}", duration_s=time.perf_counter() - wall0
+            )
+        details.update(
+            planning_s=round(self.arm.stats.planning_s - plan0, 4),
+            sim_s=round(self.data.time - sim0, 4),
+            moving_sim_s=round(self.controller.sim_time_moving - moving0, 4),
+            wall_s=round(time.perf_counter() - wall0, 4),
+        )
+        self._after(call)
+        return Outcome(code, message, duration_s=time.perf_counter() - wall0, details=details)
+
+    def _after(self, call: PrimitiveCall) -> None:
+        """Work after each executed call (the simulator saves a keyframe)."""
+
+
+class SimExecutor(MotionStackExecutor):
     """Physics-simulated Panda. ``seed`` perturbs object poses by a few mm/deg (0 = exact scene).
 
     ``video_path`` records an MP4 of everything executed until :meth:`close` (across resets);
@@ -64,14 +121,7 @@ class SimExecutor:
     # ---- Executor protocol -------------------------------------------------------------
     def reset(self, world: WorldState) -> None:
         self.template = world.copy()
-        self.model, self.info = build_scene(world, self.seed)
-        self.data = mujoco.MjData(self.model)
-        self.index = PandaIndex(self.model)
-        self.data.qpos[self.index.arm_qpos] = HOME_Q
-        self.data.qpos[self.index.finger_qpos] = FINGER_MAX
-        for name, opening in initial_drawer_openings(world, self.info).items():
-            self.data.qpos[self.info.drawers[name].qpos_adr] = opening
-        mujoco.mj_forward(self.model, self.data)
+        self.model, self.info, self.data, self.index = scene_at_home(world, self.seed)
         if self.renderer is not None:
             self.renderer.set_model(self.model)
         elif self.video_path is not None or self.render:
@@ -87,45 +137,15 @@ class SimExecutor:
         self.primitives = SimPrimitives(self.model, self.data, self.info, self.arm)
         self.episode_step = 0
 
-    def observe(self) -> WorldState:
-        with self.controller.lock:  # safe to call while execute() runs in another thread
-            return perc.observe_world(
-                self.model, self.data, self.index, self.info, self.template, robot_at=self.primitives.robot_at
-            )
-
-    def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
-        wall0, sim0 = time.perf_counter(), self.data.time
-        plan0, moving0 = self.arm.stats.planning_s, self.controller.sim_time_moving
-        try:
-            if cancel is not None and cancel.is_set():
-                return Outcome(ExecCode.CANCELED, "canceled before motion")
-            problems = check_call(call, self.library, self.observe().observed())
-            if problems:
-                return Outcome(ExecCode.PRECONDITION_FAILED, "; ".join(p.message for p in problems))
-            try:
-                message = self.primitives.run(call, cancel)
-                code, details = ExecCode.SUCCESS, {}
-            except MotionInterrupted as exc:
-                code, message, details = exc.code, exc.message, dict(exc.details)
-        except Exception as exc:  # a bug or a solver crash: report it, never raise into the planner
-            return Outcome(
-                ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}", duration_s=time.perf_counter() - wall0
-            )
-        details.update(
-            planning_s=round(self.arm.stats.planning_s - plan0, 4),
-            sim_s=round(self.data.time - sim0, 4),
-            moving_sim_s=round(self.controller.sim_time_moving - moving0, 4),
-            wall_s=round(time.perf_counter() - wall0, 4),
-        )
-        self._keyframe(call)
-        return Outcome(code, message, duration_s=time.perf_counter() - wall0, details=details)
-
     # ---- pictures -----------------------------------------------------------------------
     def _on_step(self, data: mujoco.MjData) -> None:
         for hook in self.step_hooks:
             hook(data)
         if self.renderer is not None:
             self.renderer.maybe_record(data)
+
+    def _after(self, call: PrimitiveCall) -> None:
+        self._keyframe(call)
 
     def _keyframe(self, call: PrimitiveCall) -> None:
         if not (self.render and self.renderer is not None and self.keyframe_dir is not None):

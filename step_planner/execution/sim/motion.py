@@ -35,9 +35,13 @@ class MotionStats:
 
 
 class Arm:
-    def __init__(self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0) -> None:
+    """``speed_scale`` scales every motion's velocity and acceleration limits (1.0: half the Panda's limits)."""
+
+    def __init__(self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0,
+                 speed_scale: float = 1.0) -> None:
         self.controller, self.ik, self.checker = controller, ik, checker
         self.seed = seed
+        self.speed_scale = speed_scale
         self.stats = MotionStats()
 
     def solve_ik(
@@ -105,6 +109,7 @@ class Arm:
         """The timed trajectory of ``path`` if it is collision-free (else a slower one hugging the
         polyline), or None when both cut a corner."""
         dt = self.controller.model.opt.timestep
+        speed *= self.speed_scale
         try:
             traj = time_parameterize(path, dt, speed=speed)
             if self.checker.first_collision(traj.q[::5], step=0.01) is None:
@@ -154,7 +159,8 @@ class Arm:
         monitor: Monitor | None = None,
         speed: float = 0.25,
     ) -> None:
-        traj = time_parameterize(np.array(path), self.controller.model.opt.timestep, speed=speed, densify_step=0.02)
+        traj = time_parameterize(np.array(path), self.controller.model.opt.timestep, speed=speed * self.speed_scale,
+                                 densify_step=0.02)
         self.controller.follow(traj, cancel, monitor)
 
     def move_linear(

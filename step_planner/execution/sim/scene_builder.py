@@ -28,11 +28,18 @@ from step_planner.execution.sim.cabinet import (
     geometry_vector,
     resolve_ids,
 )
-from step_planner.execution.sim.model import compile_spec, exclude_resting_self_contacts, panda_spec
+from step_planner.execution.sim.model import (
+    FINGER_MAX,
+    HOME_Q,
+    PandaIndex,
+    compile_spec,
+    exclude_resting_self_contacts,
+    panda_spec,
+)
 from step_planner.execution.sim.placement import Resting
 from step_planner.execution.sim.scene_info import ObjectInfo, SceneInfo, TrayInfo
 
-__all__ = ["DrawerInfo", "ObjectInfo", "SceneGeometryError", "SceneInfo", "TrayInfo", "build_scene"]
+__all__ = ["DrawerInfo", "ObjectInfo", "SceneGeometryError", "SceneInfo", "TrayInfo", "build_scene", "scene_at_home"]
 
 
 def _yaw_quat(yaw_deg: float) -> list[float]:
@@ -224,3 +231,17 @@ def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, Scene
 def initial_drawer_openings(world: WorldState, info: SceneInfo) -> dict[str, float]:
     """Slide positions matching the scene's open/closed flags."""
     return {n: (info.drawers[n].slide if world.places[n].is_open else 0.0) for n in info.drawers}
+
+
+def scene_at_home(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, SceneInfo, mujoco.MjData, PandaIndex]:
+    """The compiled scene in its initial state: the arm at home, fingers open, drawers as the scene says
+    (kinematics computed; the objects have not settled yet)."""
+    model, info = build_scene(world, seed)
+    data = mujoco.MjData(model)
+    index = PandaIndex(model)
+    data.qpos[index.arm_qpos] = HOME_Q
+    data.qpos[index.finger_qpos] = FINGER_MAX
+    for name, opening in initial_drawer_openings(world, info).items():
+        data.qpos[info.drawers[name].qpos_adr] = opening
+    mujoco.mj_forward(model, data)
+    return model, info, data, index
