@@ -1,0 +1,237 @@
+"""The MuJoCo Panda and its scene as a robot: physics in a thread of its own, driven by the controllers.
+
+WHY: across ROS, a robot is a process that keeps running whatever its clients do, with
+joint_trajectory_controller and a gripper controller between the clients and the joints. This class is
+that robot without ROS (``ros/mujoco_robot.py`` puts the actions and topics around it): the physics steps
+continuously at a real-time factor, each step runs the controllers of :mod:`controller_emulation` on the
+measured state and tracks their command with the same servo as the in-process simulator. Joint names on
+this side are the controllers' (``panda_joint1`` or ``fr3_joint1``); the model's are the Panda's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from step_planner.domain.world import WorldState
+from step_planner.execution.sim.control import Controller
+from step_planner.execution.sim.controller_emulation import (
+    INVALID_GOAL,
+    GoalEnd,
+    GripperController,
+    GripperParams,
+    TrajectoryController,
+    TrajectoryGoal,
+    TrajectoryParams,
+    validate,
+)
+from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
+from step_planner.execution.sim.scene_builder import scene_at_home
+from step_planner.execution.sim.scene_info import SceneInfo
+
+SETTLE_S = 0.5  # objects come to rest after a (re)load, before the controllers start
+
+
+@dataclass(frozen=True)
+class JointReading:
+    time: float  # simulated seconds
+    names: tuple[str, ...]  # controller joint names: arm joints, then both fingers
+    position: tuple[float, ...]
+    velocity: tuple[float, ...]
+    effort: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ModelPose:
+    """One transform as Gazebo's pose publisher, bridged by ros_gz, gives it: a model in the world, or a link
+    (a drawer) in its model (gz-sim PosePublisher.cc:436-447, 585-599; ros_gz_bridge geometry_msgs.cpp:243-258)."""
+
+    frame_id: str
+    child_frame_id: str
+    position: tuple[float, float, float]
+    orientation: tuple[float, float, float, float]  # x, y, z, w
+
+
+class SimRobot:
+    """One scene on the MuJoCo Panda behind a trajectory controller and a gripper controller.
+
+    ``arm_joints``/``finger_joints`` are the controller names of the model's arm and finger joints, in the
+    model's order. ``realtime_factor`` 1.0 runs the physics at the pace of the wall clock (0: as fast as
+    it computes). ``hooks`` are called after every physics step on the physics thread (publishers).
+    """
+
+    def __init__(self, world: WorldState, arm: TrajectoryParams, gripper: GripperParams, *,
+                 arm_joints: Sequence[str], finger_joints: Sequence[str], seed: int = 0,
+                 realtime_factor: float = 1.0, world_name: str = "") -> None:
+        if set(arm.joints) != set(arm_joints):
+            raise ValueError(f"the trajectory controller's joints {list(arm.joints)} are not the robot's "
+                             f"{list(arm_joints)}")
+        if gripper.joint not in finger_joints:
+            raise ValueError(f"the gripper controller's joint {gripper.joint!r} is not one of {list(finger_joints)}")
+        self.arm_params, self.grip_params = arm, gripper
+        self.arm_joints, self.finger_joints = tuple(arm_joints), tuple(finger_joints)
+        self.realtime_factor = realtime_factor
+        self.world_name = world_name
+        self.hooks: list[Callable[[SimRobot], None]] = []
+        self.lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self._running = threading.Event()
+        self.load(world, seed)
+
+    # ---- scene ------------------------------------------------------------------------------------------------
+    def load(self, world: WorldState, seed: int = 0) -> None:
+        """(Re)build the scene at home. Goals in flight end ABORTED, as when a controller is deactivated
+        (JTC.cpp:1258-1267); the physics thread, if running, keeps running on the new scene."""
+        model, info, data, index = scene_at_home(world, seed)
+        controller = Controller(model, data, index, on_step=self._on_step)
+        controller.hold(HOME_Q)
+        controller.settle(SETTLE_S)
+        controller.pace = self.realtime_factor
+        with self.lock:
+            ended = self._deactivate() if hasattr(self, "arm") else []
+            self.model, self.info, self.data, self.index = model, info, data, index
+            self.controller = controller
+            self.world = world.copy()
+            self.world_name = self.world_name or "step_planner"
+            self._arm_order = [self.arm_joints.index(j) for j in self.arm_params.joints]  # controller -> model
+            self.arm = TrajectoryController(self.arm_params, self._arm_q()[0])
+            self.grip = GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
+            self.arm.ended.extend(ended)
+
+    def _deactivate(self) -> list[GoalEnd]:
+        ended = [*self.arm.ended, *self.grip.ended]
+        if self.arm.active is not None:
+            ended.append(GoalEnd(self.arm.active.goal_id, "aborted", {
+                "error_code": INVALID_GOAL, "error_string": "Current goal cancelled during deactivate transition."}))
+        if self.grip.active is not None:
+            ended.append(GoalEnd(self.grip.active.goal_id, "aborted", {
+                "position": 0.0, "effort": 0.0, "stalled": False, "reached_goal": False}))
+        return ended
+
+    # ---- the physics thread -------------------------------------------------------------------------------------
+    def start(self) -> SimRobot:
+        if self._thread is None:
+            self._running.set()
+            self._thread = threading.Thread(target=self._run, name="mujoco_robot_physics", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._running.clear()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _run(self) -> None:
+        while self._running.is_set():
+            self.step()
+
+    def step(self) -> None:
+        """One control cycle and physics step (the thread calls this; tests may call it directly)."""
+        with self.lock:
+            ctl, index, data = self.controller, self.index, self.data
+            t, dt = float(data.time), float(self.model.opt.timestep)
+            q, qd = self._arm_q()
+            q_cmd, qd_cmd = self.arm.update(t, dt, q, qd)
+            finger = self._finger_slot()
+            ctl.grip_ref = float(np.clip(self.grip.update(t, float(data.qpos[index.finger_qpos[finger]]),
+                                                          float(data.qvel[index.finger_dof[finger]])), 0.0, FINGER_MAX))
+            back = np.argsort(self._arm_order)  # controller order -> model order
+            q_ref, qd_ref = q_cmd[back], qd_cmd[back]
+        ctl.step(q_ref, qd_ref)  # locks for the physics step; paces outside the lock
+
+    def _arm_q(self) -> tuple[np.ndarray, np.ndarray]:
+        """Arm positions and velocities in the trajectory controller's joint order."""
+        q = self.data.qpos[self.index.arm_qpos][self._arm_order]
+        qd = self.data.qvel[self.index.arm_dof][self._arm_order]
+        return q.copy(), qd.copy()
+
+    def _finger_slot(self) -> int:
+        return self.finger_joints.index(self.grip_params.joint)
+
+    def _on_step(self, _data: mujoco.MjData) -> None:
+        for hook in self.hooks:
+            hook(self)
+
+    # ---- the controllers' goals ------------------------------------------------------------------------------
+    def trajectory_goal(self, goal_id: Hashable, goal: TrajectoryGoal) -> str | None:
+        """Accept ``goal`` (replacing the running one) or say why the controller rejects it."""
+        with self.lock:
+            if problem := validate(self.arm_params, goal, float(self.data.time)):
+                return problem
+            self.arm.accept(goal_id, goal)
+            return None
+
+    def cancel_trajectory(self, goal_id: Hashable) -> bool:
+        with self.lock:
+            return self.arm.cancel(goal_id, self._arm_q()[0])
+
+    def trajectory_feedback(self) -> dict | None:
+        with self.lock:
+            return self.arm.feedback(*self._arm_q())
+
+    def gripper_goal(self, goal_id: Hashable, position: float, max_effort: float) -> None:
+        with self.lock:
+            self.grip.accept(goal_id, position, max_effort, float(self.data.time))
+
+    def cancel_gripper(self, goal_id: Hashable) -> bool:
+        with self.lock:
+            return self.grip.cancel(goal_id, float(self.data.qpos[self.index.finger_qpos[self._finger_slot()]]))
+
+    def take_ended(self) -> list[GoalEnd]:
+        """Goals that ended since the last call (both controllers)."""
+        with self.lock:
+            ended = [*self.arm.ended, *self.grip.ended]
+            self.arm.ended.clear()
+            self.grip.ended.clear()
+            return ended
+
+    # ---- state ------------------------------------------------------------------------------------------------
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    def joint_state(self) -> JointReading:
+        """Arm and finger joints by controller name, as joint_state_broadcaster publishes them."""
+        with self.lock:
+            data, index = self.data, self.index
+            dofs = [*index.arm_dof, *index.finger_dof]
+            return JointReading(float(data.time), self.arm_joints + self.finger_joints,
+                                tuple(float(data.qpos[i]) for i in [*index.arm_qpos, *index.finger_qpos]),
+                                tuple(float(data.qvel[i]) for i in dofs),
+                                tuple(float(data.qfrc_actuator[i]) for i in dofs))
+
+    def model_poses(self) -> list[ModelPose]:
+        """Every movable object as a model in the world and every drawer as a link of its cabinet model
+        (the cabinet a model in the world), the way a world exported by ``export-world`` reports them."""
+        with self.lock:
+            return model_poses(self.model, self.data, self.info, self.world_name)
+
+
+def _pose(pos: np.ndarray, quat_wxyz: np.ndarray) -> tuple[tuple[float, float, float], tuple[float, ...]]:
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    return (float(pos[0]), float(pos[1]), float(pos[2])), (x, y, z, w)
+
+
+def model_poses(model: mujoco.MjModel, data: mujoco.MjData, info: SceneInfo, world_name: str) -> list[ModelPose]:
+    out = [ModelPose(world_name, name, *_pose(data.xpos[o.body_id], data.xquat[o.body_id]))
+           for name, o in info.objects.items()]
+    cabinets: set[int] = set()
+    for name, d in info.drawers.items():
+        parent = int(model.body_parentid[d.body_id])
+        cabinet = model.body(parent).name
+        if parent not in cabinets:
+            cabinets.add(parent)
+            out.append(ModelPose(world_name, cabinet, *_pose(data.xpos[parent], data.xquat[parent])))
+        rot = data.xmat[parent].reshape(3, 3)
+        local = rot.T @ (data.xpos[d.body_id] - data.xpos[parent])
+        quat = np.zeros(4)
+        inv = np.zeros(4)
+        mujoco.mju_negQuat(inv, data.xquat[parent])
+        mujoco.mju_mulQuat(quat, inv, data.xquat[d.body_id])
+        out.append(ModelPose(cabinet, f"{cabinet}/{name}", *_pose(local, quat)))
+    return out

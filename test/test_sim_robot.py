@@ -1,0 +1,72 @@
+"""The MuJoCo robot without ROS: its controllers drive real MuJoCo physics (tracking, stalls, model poses)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from step_planner.domain.scene import load_scene
+from step_planner.execution.controllers.trajectory import waypoints
+from step_planner.execution.sim.controller_emulation import (
+    GripperParams,
+    JointToleranceSpec,
+    TrajectoryGoal,
+    TrajectoryParams,
+    TrajectoryPoint,
+)
+from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, HOME_Q
+from step_planner.execution.sim.robot import SimRobot
+from step_planner.execution.sim.timing import time_parameterize
+from step_planner.resources import config_path
+
+
+def robot(scene: str = "drawer_desk", **grip) -> SimRobot:
+    return SimRobot(load_scene(config_path("scenes", f"{scene}.yaml")), TrajectoryParams(ARM_JOINTS),
+                    GripperParams("panda_finger_joint1", **grip), arm_joints=ARM_JOINTS, finger_joints=FINGER_JOINTS,
+                    realtime_factor=0.0)
+
+
+def until_ended(r: SimRobot, seconds: float = 5.0):
+    end = r.time + seconds
+    while r.time < end:
+        r.step()
+        if ended := r.take_ended():
+            return ended
+    raise AssertionError("no goal ended")
+
+
+def test_a_trajectory_goal_is_tracked_within_millimetres_and_ends_at_its_goal():
+    r = robot()
+    q1 = HOME_Q + np.array([0.3, 0.2, 0.0, 0.2, 0.0, 0.0, 0.3])
+    wp = waypoints(time_parameterize(np.array([HOME_Q, q1]), 0.002), 0.02)
+    points = tuple(TrajectoryPoint(float(t), q, qd) for t, q, qd in zip(wp.t, wp.q, wp.qd, strict=True))
+    goal = TrajectoryGoal(ARM_JOINTS, points,
+                          goal_tolerance=tuple(JointToleranceSpec(j, 0.005) for j in ARM_JOINTS),
+                          goal_time_tolerance=1.0)
+    assert r.trajectory_goal("g", goal) is None
+    worst = 0.0
+    end = r.time + 5.0
+    while r.time < end and not (ended := r.take_ended()):
+        r.step()
+        if fb := r.trajectory_feedback():
+            worst = max(worst, float(np.max(np.abs(fb["error"]))))
+    assert [e.status for e in ended] == ["succeeded"]
+    assert worst < 0.01 and np.max(np.abs(np.array(r.joint_state().position[:7]) - q1)) < 0.005
+
+
+def test_fingers_closing_on_nothing_reach_their_goal():
+    r = robot(allow_stalling=True, stall_timeout=0.25, goal_tolerance=0.002)
+    r.gripper_goal("close", 0.0, 20.0)
+    (end,) = until_ended(r)
+    assert end.status == "succeeded" and end.result["reached_goal"] and end.result["position"] < 0.002
+
+
+def test_model_poses_report_objects_in_the_world_and_drawers_in_their_cabinet():
+    r = robot("two_drawers")
+    poses = {p.child_frame_id: p for p in r.model_poses()}
+    drawer = next(k for k in poses if "/" in k)
+    cabinet = drawer.split("/")[0]
+    assert poses[drawer].frame_id == cabinet and poses[cabinet].frame_id == r.world_name
+    assert all(p.frame_id == r.world_name for k, p in poses.items() if "/" not in k)
+    assert {k for k in poses if "/" not in k} >= set(r.info.objects)
+    assert pytest.approx(1.0) == float(np.linalg.norm(poses[drawer].orientation))
