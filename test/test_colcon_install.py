@@ -49,6 +49,9 @@ def test_the_install_holds_every_config_file_and_the_executables(workspace):
         assert os.access(workspace / "install" / "step_planner" / "lib" / "step_planner" / exe, os.X_OK), exe
     interfaces = workspace / "install" / "step_planner_interfaces" / "share" / "step_planner_interfaces"
     assert (interfaces / "action" / "ExecuteTask.action").is_file()
+    # the test-only control_msgs / franka_msgs of test/interfaces are never built into the product workspace
+    assert sorted(p.name for p in (workspace / "install").iterdir() if p.is_dir()) == [
+        "step_planner", "step_planner_interfaces"]
 
 
 def test_the_node_from_the_install_completes_the_demo_goal_offline(workspace, tmp_path):

@@ -36,7 +36,7 @@ def drawer_world():
 
 ROOT = Path(__file__).resolve().parents[1]
 STANDIN = Path(__file__).resolve().parent / "moveit_standin"
-STANDIN_PACKAGES = ("moveit", "moveit_msgs", "shape_msgs", "control_msgs", "_msg")
+STANDIN_PACKAGES = ("moveit", "moveit_msgs", "shape_msgs", "_msg")  # control_msgs: the real build (test/interfaces)
 RAW = yaml.safe_load((ROOT / "config" / "franka.yaml").read_text())
 CFG = FrankaConfig.from_dict(RAW)
 NO_IK, PLANNING_FAILED = -31, -1
@@ -427,13 +427,15 @@ def test_standin_enforces_the_binding_signatures(st):
         scene.current_state  # noqa: B018 - using a scene after its with-block
 
 
-def test_gripper_action_mode_without_a_usable_control_msgs_is_refused_clearly(st, library, drawer_world, tmp_path):
-    """The stand-in control_msgs has no rosidl type support, so the real rclpy ActionClient refuses it:
-    the backend must turn that into BackendUnavailable (the action path itself is unverified here)."""
+def test_gripper_action_mode_without_a_gripper_server_is_refused_clearly(st, library, drawer_world, tmp_path):
+    """With the real control_msgs (the test build, hash-checked in test_test_interfaces.py) the rclpy
+    ActionClient is created; no GripperCommand server answers, so the backend must refuse to start with an
+    error naming the action, before any motion (the command path itself is not exercised here)."""
     data = copy.deepcopy(RAW)
     data["gripper"]["mode"] = "gripper_action"
+    data["timeouts"]["gripper_s"] = 0.5
     path = tmp_path / "franka.yaml"
     path.write_text(yaml.safe_dump(data))
-    with pytest.raises(BackendUnavailable, match="GripperCommand action client for /panda_hand_controller/gripper_cmd"):
+    with pytest.raises(BackendUnavailable, match="no GripperCommand action server at /panda_hand_controller/"):
         make_moveit_executor(library, drawer_world, config_path=path)
     assert st.LOG.of("execute") == []

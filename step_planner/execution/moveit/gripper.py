@@ -2,9 +2,9 @@
 gripper_action``), e.g. franka_gripper's ``gripper_action`` or a GripperActionController.
 
 Used instead of planning the SRDF hand group when the hand controller should squeeze with a set
-force (``max_effort``). rclpy + control_msgs are imported when this mode is chosen. NOT run here:
-control_msgs is not installable in this environment, so this client is unverified (see
-docs/moveit_backend.md).
+force (``max_effort``). rclpy + control_msgs are imported when this mode is chosen. The tests load the
+real control_msgs types (a test-only build, docs/test_interfaces.md) but run no GripperCommand server, so
+only the refusal when none answers is tested (see docs/moveit_backend.md).
 """
 
 from __future__ import annotations

@@ -1,1 +1,0 @@
-"""Stand-in for ``control_msgs`` (not in the rclpy wheels installed here); see ``_msg.py``."""
