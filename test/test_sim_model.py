@@ -48,3 +48,21 @@ def test_importing_step_planner_does_not_load_mujoco():
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+@pytest.mark.parametrize("start, target", [(0.04, 0.028), (0.035, 0.02), (0.0, 0.04), (0.04, 0.0)])
+def test_fingers_come_to_rest_at_their_command_in_free_space(start, target):
+    """No limit cycle after a free move (it used to chatter at +-0.6 m/s: FINGER_ARMATURE in model.py)."""
+    from step_planner.domain.scene import load_scene
+    from step_planner.execution.sim.control import Controller
+    from step_planner.execution.sim.scene_builder import scene_at_home
+    from step_planner.resources import config_path
+
+    model, _, data, index = scene_at_home(load_scene(config_path("scenes", "drawer_desk.yaml")))
+    ctl = Controller(model, data, index)
+    ctl.gripper(start)
+    ctl.grip_ref = target
+    for _ in range(250):  # 0.5 s
+        ctl.step(ctl.q_ref, np.zeros(7))
+    assert np.max(np.abs(data.qvel[index.finger_dof])) < 1e-3
+    assert ctl.finger_opening == pytest.approx(target, abs=5e-4)

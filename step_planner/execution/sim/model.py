@@ -37,6 +37,12 @@ KV = np.array([450.0, 450.0, 350.0, 350.0, 200.0, 200.0, 200.0])
 
 FINGER_MAX = 0.04  # opening of one finger (m)
 FINGER_FORCE = 20.0  # per finger (N)
+# Reflected inertia of each finger's drive (kg). At 0.01 the gripper's velocity damping, clipped with its force
+# while the fingers travel, was explicit and unstable for the light fingers: after a move of more than ~1 cm
+# that did not end on an object (open to 2.8 cm for a handle, close from 3.5 to 2 cm) they chattered at
+# +-0.6 m/s for as long as the command stood. The in-process gripper only waited 1.2 s and went on; the
+# MuJoCo robot's GripperActionController, which waits for the fingers to stop, never ended its goal.
+FINGER_ARMATURE = 0.05
 TIMESTEP = 0.002
 
 
@@ -90,7 +96,7 @@ def panda_spec() -> mujoco.MjSpec:
         act.ctrllimited = False
     for name in FINGER_JOINTS:
         joint = spec.joint(name)
-        joint.armature = 0.01
+        joint.armature = FINGER_ARMATURE
         joint.damping = [2.0, 0.0, 0.0]
     eq = spec.add_equality()
     eq.name = "finger_coupling"
