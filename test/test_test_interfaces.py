@@ -1,4 +1,4 @@
-"""The test-only control_msgs and franka_msgs (test/interfaces/) are upstream Jazzy's types on the wire.
+"""The test-only control_msgs, franka_msgs and tf2_msgs (test/interfaces/) are upstream Jazzy's types on the wire.
 
 Those packages are written here from upstream's field lists (see docs/test_interfaces.md) and built into the venv
 by ``make venv``. A RIHS01 type hash is computed from field names and types (nested types included), so equal
@@ -11,7 +11,8 @@ read from the generated ``<Type>.json`` files:
 - control_msgs: ros-controls/control_msgs, branch jazzy = tag 5.8.0, commit f901df2662f22a39a06aa04a85a34602c47e3cc0
   (FollowJointTrajectory, GripperCommand and JointTolerance also agree with shared/notes/robot-interfaces.md);
 - franka_msgs: frankarobotics/franka_ros2, branch jazzy (franka_msgs 3.4.0), commit
-  29cb85a677b8f08888a0eb6f553ba89666ef64f7.
+  29cb85a677b8f08888a0eb6f553ba89666ef64f7;
+- tf2_msgs: ros2/geometry2, branch jazzy (tf2_msgs 0.36.4), commit 646342c6164e837d69460e3d28e7a025396544f6.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.ros
 
 CONTROL_MSGS = "ros-controls/control_msgs@f901df2662f22a39a06aa04a85a34602c47e3cc0 (jazzy, 5.8.0)"
 FRANKA_MSGS = "frankarobotics/franka_ros2@29cb85a677b8f08888a0eb6f553ba89666ef64f7 (jazzy, franka_msgs 3.4.0)"
+TF2_MSGS = "ros2/geometry2@646342c6164e837d69460e3d28e7a025396544f6 (jazzy, tf2_msgs 0.36.4)"
 
 # type -> (upstream's RIHS01 hash, where it came from)
 UPSTREAM = {
@@ -51,6 +53,8 @@ UPSTREAM = {
         ("RIHS01_6c5dbf0517672f7127a92796e6a162d096e286c26f88c96177cb4c5448dfc5f5", FRANKA_MSGS),
     "franka_msgs/msg/GraspEpsilon":
         ("RIHS01_387fda91ae7324c144958fa617e7d5dc21f99d6b054b141b073ead3d082f46d3", FRANKA_MSGS),
+    "tf2_msgs/msg/TFMessage":
+        ("RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087", TF2_MSGS),
 }
 # What an action's feedback topic carries (<Action>_FeedbackMessage), from the same upstream builds.
 UPSTREAM_FEEDBACK = {
@@ -59,7 +63,7 @@ UPSTREAM_FEEDBACK = {
     "control_msgs/action/GripperCommand": "RIHS01_392ff03fcd872f9dc2405cbeb2897fcf011ad9998458b6aa85c603b8a49e431d",
     "franka_msgs/action/Grasp": "RIHS01_7b7a00a66aed431831ac3b2fda6e165401a3f9789c4f9dbdd2092ba75961b603",
 }
-TEST_PACKAGES = ("control_msgs", "franka_msgs")
+TEST_PACKAGES = ("control_msgs", "franka_msgs", "tf2_msgs")
 SOURCES = Path(__file__).resolve().parent / "interfaces"
 
 
@@ -161,7 +165,7 @@ def test_the_test_packages_stay_out_of_the_product_and_the_product_declares_the_
     assert [p.name for p in find_packages(str(root / "test")).values()] == []
     product = parse_package(str(root / "package.xml"))
     product.validate()
-    assert {"control_msgs", "franka_msgs"} <= {d.name for d in product.exec_depends}
+    assert {"control_msgs", "franka_msgs", "tf2_msgs", "trajectory_msgs"} <= {d.name for d in product.exec_depends}
     for pkg in TEST_PACKAGES:
         manifest = parse_package(str(SOURCES / pkg))
         assert manifest.name == pkg and "FOR TESTS ONLY" in manifest.description
