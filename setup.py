@@ -39,6 +39,7 @@ setup(
         "console_scripts": [
             "step-planner = step_planner.cli:main",
             "step_planner_node = step_planner.ros.node:main",
+            "mujoco_robot = step_planner.ros.mujoco_robot:main",
         ],
     },
 )

@@ -222,6 +222,7 @@ DELEGATED = {
     "send": ("step_planner.ros.send", "main_send"),
     "watch": ("step_planner.ros.watch", "main_watch"),
     "node": ("step_planner.ros.node", "main_node"),
+    "mujoco-robot": ("step_planner.ros.mujoco_robot", "main_robot"),
 }
 
 

@@ -43,12 +43,15 @@ from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
 from step_planner_interfaces.srv import ApproveStep
 
+ROBOT_BACKENDS = ("controllers", "moveit")  # the robot's own world, one connection kept across goals
+
 
 class StepPlannerNode(Node):
     """Plans and executes natural-language goals with a STEP subgoal tree.
 
     Parameters (see ``config/step_planner.yaml`` and ``ros2 param describe``):
-        backend (str, read-only): symbolic | sim | moveit
+        backend (str, read-only): symbolic | sim | controllers | moveit
+        controllers.robot, controllers.boundary_file (str, read-only): backend controllers' robot boundary
         scene (str): scene for symbolic/sim goals that name none
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
         heartbeat_period_s (float, read-only); approval_mode (bool); approval_timeout_s (float)
@@ -88,7 +91,7 @@ class StepPlannerNode(Node):
         self.arbiter = GoalArbiter(values["goal_policy"], values["max_queue"])
         self.perception = PerceptionBuffer()
         self._tickets: dict[bytes, Ticket] = {}
-        self._persistent_executor: Any = None  # the moveit backend keeps its connection across goals
+        self._persistent_executor: Any = None  # the robot backends keep their connection across goals
         self._last_tree: SubgoalTree | None = None
         self._memories = EpisodicMemories()  # loaded at the first goal with the episodic_memory feature
         self.sim_bridge = None
@@ -191,9 +194,9 @@ class StepPlannerNode(Node):
         """The world the goal starts from (None: the backend's own), or why the goal is invalid."""
         if problem := validate_instruction(goal.instruction):
             return None, problem
-        if self.backend == "moveit" and goal.scene and not goal.dry_run:
-            return None, "the moveit backend plans in the robot's own world: give a scene only with dry_run"
-        scene = goal.scene or (None if self.backend == "moveit" else self.get_parameter("scene").value)
+        if self.backend in ROBOT_BACKENDS and goal.scene and not goal.dry_run:
+            return None, f"the {self.backend} backend plans in the robot's own world: give a scene only with dry_run"
+        scene = goal.scene or (None if self.backend in ROBOT_BACKENDS else self.get_parameter("scene").value)
         if scene is None:
             return None, None
         path = resolve_scene(scene)
@@ -246,21 +249,33 @@ class StepPlannerNode(Node):
 
             base = world or self._persistent().observe()
             return PerceivedExecutor(SymbolicExecutor(self.library, base), self.perception, on_refused=refused)
-        if self.backend == "moveit":
+        if self.backend in ROBOT_BACKENDS:
             return PerceivedExecutor(self._persistent(), self.perception, on_refused=refused)
         options = {"realtime": bool(self.get_parameter("sim.realtime").value)} if self.backend == "sim" else {}
         inner = make_executor(self.backend, self.library, world, **options)
         return PerceivedExecutor(inner, self.perception, sync=self.backend == "symbolic", on_refused=refused)
 
     def _persistent(self):
+        """The robot backends' one executor, connected at the first goal and kept (a failed connection is tried
+        again at the next goal); other backends get a symbolic world of the scene for dry runs."""
+        path = resolve_scene(self.get_parameter("scene").value)
+        world = load_scene(path) if path else WorldState()
+        if self.backend not in ROBOT_BACKENDS:
+            return make_executor("symbolic", self.library, world)
         if self._persistent_executor is None:
-            if self.backend != "moveit":
-                path = resolve_scene(self.get_parameter("scene").value)
-                return make_executor("symbolic", self.library, load_scene(path) if path else WorldState())
-            scene = resolve_scene(self.get_parameter("scene").value)
-            world = load_scene(scene) if scene else WorldState()
-            self._persistent_executor = make_executor("moveit", self.library, world)
+            options = {}
+            if self.backend == "controllers":
+                options = {"robot": self.get_parameter("controllers.robot").value or None,
+                           "config_path": self.get_parameter("controllers.boundary_file").value or None}
+            self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
+
+    def destroy_node(self) -> None:
+        """Close the robot connection (its own DDS participant and spin thread) before the node goes."""
+        executor, self._persistent_executor = self._persistent_executor, None
+        if executor is not None and callable(close := getattr(executor, "close", None)):
+            close()
+        super().destroy_node()
 
     # ---- topics and services -------------------------------------------------------------------
     def _publish_tree(self, snapshot: dict[str, Any]) -> None:

@@ -11,13 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from step_planner.execution.factory import BACKENDS
 from step_planner.llm.config import STRUCTURED_MODES
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.features import KNOWN_FEATURES
 from step_planner.planner.profiles import shipped_profiles
 from step_planner.ros.goal_policy import POLICIES
-
-BACKENDS = ("symbolic", "sim", "moveit")
 
 
 @dataclass(frozen=True)
@@ -43,10 +42,13 @@ class ParamSpec:
 
 
 PARAMETERS: tuple[ParamSpec, ...] = (
-    ParamSpec("backend", "symbolic", "Executor backend: symbolic (no motion), sim (MuJoCo Panda) or moveit "
-              "(a real or Gazebo Franka through MoveIt 2).", choices=BACKENDS, read_only=True),
+    ParamSpec("backend", "symbolic", "Executor backend: symbolic (no motion), sim (MuJoCo Panda in this process), "
+              "controllers (a robot behind ros2_control's FollowJointTrajectory and gripper actions: the arm, Gazebo "
+              "or the MuJoCo robot process) or moveit (a real or Gazebo Franka through MoveIt 2).", choices=BACKENDS,
+              read_only=True),
     ParamSpec("scene", "drawer_desk", "Scene (name in config/scenes or a path) the symbolic and sim backends "
-              "start each goal from when the goal names none."),
+              "start each goal from when the goal names none; for controllers and moveit, the model of the robot's "
+              "own world (fixed geometry and object list; poses come from the robot)."),
     ParamSpec("primitives_file", "", "Primitive library YAML; empty = the package's config/primitives.yaml.",
               read_only=True),
     ParamSpec("safety_file", "", "Safety envelope YAML; empty = the package's config/safety.yaml.", read_only=True),
@@ -68,6 +70,10 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("episodes.max_age_days", 30.0, "Prune episodes older than this.", 0.01, 3650.0),
     ParamSpec("episodic.store", "", "Episodic memory store (JSONL) used when planner.features has episodic_memory; "
               "empty = $STEP_PLANNER_EPISODIC or ~/.step_planner/episodic.jsonl (as the CLI)."),
+    ParamSpec("controllers.robot", "", "backend controllers: the robot entry of the boundary file (panda, fr3); "
+              "empty = the file's default.", read_only=True),
+    ParamSpec("controllers.boundary_file", "", "backend controllers: action names, joint names and timeouts per "
+              "robot; empty = the package's config/robot_boundary.yaml.", read_only=True),
     ParamSpec("sim.realtime", True, "backend sim: run the physics at real-time pace (motions take their "
               "physical duration, as on the robot); false runs as fast as it computes.", read_only=True),
     ParamSpec("sim.joint_state_rate_hz", 50.0, "backend sim: /joint_states rate in simulated time while the "

@@ -1,0 +1,131 @@
+"""The ``controllers`` backend: the project's own motion stack, executed through ros2_control's standard actions.
+
+Every primitive is planned exactly as on the MuJoCo backend (IK, OMPL RRTConnect, TOPP-RA, dense collision
+checks, the same primitive scripts and failure codes) over a mirror of the robot's world, and executed through
+joint_trajectory_controller and the gripper's action server. The same executor drives Gazebo (gz_ros2_control),
+the real arm's controllers and the MuJoCo robot process (``step-planner mujoco-robot``). The world it reports
+is what the robot perceives (joint states, model poses), derived by the same rules as the MuJoCo backend.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.world import WorldState
+from step_planner.execution.base import Outcome
+from step_planner.execution.controllers.config import BoundaryConfig
+from step_planner.execution.controllers.connection import RobotConnection, RobotUnavailable
+from step_planner.execution.controllers.port import RemoteController
+from step_planner.execution.sim.executor import MotionStackExecutor
+from step_planner.execution.sim.ik import IkSolver
+from step_planner.execution.sim.motion import Arm
+from step_planner.execution.sim.planning import CollisionChecker
+from step_planner.execution.sim.primitives import SimPrimitives
+from step_planner.execution.sim.scene_builder import scene_at_home
+
+MUJOCO_SPEED = 0.5  # the motion stack's limits are half the Panda's: velocity_scaling 0.5 is speed_scale 1
+
+
+class RobotLost(RuntimeError):
+    """The robot stopped answering (its joint states stopped); the message says since when and what."""
+
+
+class ControllersExecutor(MotionStackExecutor):
+    """``Executor`` through FollowJointTrajectory and GripperCommand (see module doc).
+
+    ``connection`` may be shared by several executors (one DDS participant for a whole benchmark); without
+    one, the executor opens its own and closes it in :meth:`close`. ``load_scene``: the name of a simulator's
+    LoadScene service; then :meth:`reset` puts the robot into the given world first (the MuJoCo robot, in
+    benchmarks). Without it, the world given is the scene model of the robot's own world (poses come from
+    perception), as on a real arm.
+    """
+
+    def __init__(self, library: PrimitiveLibrary, world: WorldState, config: BoundaryConfig, *,
+                 connection: RobotConnection | None = None, load_scene: str = "", seed: int = 0) -> None:
+        self.library = library
+        self.config = config
+        self.load_scene = load_scene
+        self.seed = seed
+        self._own_connection = connection is None
+        self.connection = connection or RobotConnection(config)
+        self.ik = IkSolver(seed)
+        self._executing = threading.Lock()
+        try:
+            self.reset(world)
+        except BaseException:
+            self.close()
+            raise
+
+    def reset(self, world: WorldState) -> None:
+        if self.load_scene:
+            self._load_robot_world(world)
+        self.template = world.copy()
+        self.model, self.info, self.data, self.index = scene_at_home(world)
+        self.connection.wait_ready()
+        self.controller = RemoteController(self.connection, self.model, self.data, self.index, self.info)
+        self.controller.sync(fresh=True)
+        self.checker = CollisionChecker(self.model, self.index)
+        self.arm = Arm(self.controller, self.ik, self.checker, seed=self.seed,
+                       speed_scale=self.config.velocity_scaling / MUJOCO_SPEED)
+        self.primitives = SimPrimitives(self.model, self.data, self.info, self.arm)
+
+    def _load_robot_world(self, world: WorldState) -> None:
+        from step_planner_interfaces.srv import LoadScene
+
+        request = LoadScene.Request(world_json=json.dumps(world.to_dict()), seed=self.seed)
+        response = self.connection.call_service(LoadScene, self.load_scene, request)
+        if not response.success:
+            raise RobotUnavailable(f"{self.load_scene}: {response.message}")
+
+    def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
+        with self._executing:
+            self.controller.sync(fresh=True)
+            return super().execute(call, cancel)
+
+    def observe(self) -> WorldState:
+        """The world the robot perceives now. Raises RobotLost when the robot stopped answering: a world that
+        cannot be seen is not reported (the planner ends the goal, naming the lost server)."""
+        if (why := self.controller.lost or self.connection.lost()) is not None:
+            raise RobotLost(f"{why} (arm: {self.config.arm.action}, gripper: {self.config.gripper.action})")
+        if self._executing.acquire(blocking=False):  # between primitives: bring the mirror up to date
+            try:
+                self.controller.sync(fresh=True)
+            finally:
+                self._executing.release()
+        return super().observe()
+
+    def close(self) -> None:
+        if self._own_connection and getattr(self, "connection", None) is not None:
+            self.connection.close()
+
+
+def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, robot: str | None = None,
+                              config_path: str | Path | None = None, safety_path: str | Path | None = None,
+                              connection: RobotConnection | None = None, load_scene: str = "",
+                              seed: int = 0) -> ControllersExecutor:
+    """Load and check ``config/robot_boundary.yaml`` against ``config/safety.yaml``, then connect to the robot.
+    Every refusal is a ``BackendUnavailable`` naming what to fix; nothing moves."""
+    from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
+    from step_planner.execution.controllers.config import BoundaryConfigError
+    from step_planner.execution.errors import BackendUnavailable
+    from step_planner.resources import config_path as config_file
+
+    try:
+        config = connection.config if connection is not None else \
+            BoundaryConfig.load(config_path or config_file("robot_boundary.yaml"), robot)
+        envelope = SafetyEnvelope.load(safety_path or config_file("safety.yaml"))
+    except (BoundaryConfigError, SafetyConfigError) as exc:
+        raise BackendUnavailable(str(exc)) from exc
+    if limits := envelope.check_motion_limits(config.velocity_scaling, config.velocity_scaling,
+                                              config.gripper.max_effort):
+        raise BackendUnavailable(f"robot_boundary.yaml exceeds config/safety.yaml: {'; '.join(limits)}")
+    if not config.object_poses:
+        raise BackendUnavailable("the controllers backend needs the world's model poses (robot_boundary.yaml "
+                                 "object_poses): without them it cannot see what it picked or placed")
+    try:
+        return ControllersExecutor(library, world, config, connection=connection, load_scene=load_scene, seed=seed)
+    except RobotUnavailable as exc:
+        raise BackendUnavailable(str(exc)) from exc

@@ -1,0 +1,167 @@
+"""``config/robot_boundary.yaml``: the controller actions, joint names and conventions of one robot.
+
+Pure Python (no ROS): a malformed file is refused with a :class:`BoundaryConfigError` naming the key,
+before anything talks to a controller, so bad config never moves the arm. Robot-specific names are data
+here, never branches in code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS
+
+GRIPPER_SERVERS = ("gripper_action_controller", "franka_gripper")
+POSITION_CONVENTIONS = ("per_finger", "full_width")
+
+
+class BoundaryConfigError(ValueError):
+    """``config/robot_boundary.yaml`` is malformed; the message names the offending key."""
+
+
+@dataclass(frozen=True)
+class ArmBoundary:
+    action: str
+    joints: tuple[str, ...]  # the controller's names, in the planning model's order (ARM_JOINTS)
+
+
+@dataclass(frozen=True)
+class GripperBoundary:
+    server: str
+    action: str
+    joints: tuple[str, ...]  # the finger joints' names, in FINGER_JOINTS order
+    goal_position: str  # per_finger | full_width: what GripperCommand.position means in a goal
+    result_position: str  # per_finger | full_width: what the result's position means
+    max_effort: float
+
+    def goal_value(self, opening: float) -> float:
+        """The goal's ``position`` for one finger's ``opening`` (m)."""
+        return opening if self.goal_position == "per_finger" else 2.0 * opening
+
+    def opening_from_result(self, position: float) -> float:
+        """One finger's opening from a result's (or feedback's) ``position``."""
+        return position if self.result_position == "per_finger" else position / 2.0
+
+
+@dataclass(frozen=True)
+class TrajectorySettings:
+    point_period_s: float = 0.02
+    path_tolerance: float = 0.1
+    goal_tolerance: float = 0.005
+    goal_time_tolerance_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    server_wait_s: float = 10.0
+    goal_accept_s: float = 3.0
+    trajectory_margin_s: float = 5.0
+    gripper_s: float = 5.0
+    state_stale_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class BoundaryConfig:
+    robot: str
+    arm: ArmBoundary
+    gripper: GripperBoundary
+    joint_states: str
+    object_poses: str
+    velocity_scaling: float
+    trajectory: TrajectorySettings
+    timeouts: Timeouts
+
+    @property
+    def model_names(self) -> dict[str, str]:
+        """Controller joint name -> the planning model's joint name."""
+        return dict(zip(self.arm.joints + self.gripper.joints, ARM_JOINTS + FINGER_JOINTS, strict=True))
+
+    @classmethod
+    def load(cls, path: str | Path, robot: str | None = None) -> BoundaryConfig:
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise BoundaryConfigError(f"{path}: {exc}") from exc
+        return cls.from_dict(data, robot, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Any, robot: str | None = None, source: str = "robot_boundary") -> BoundaryConfig:
+        if not isinstance(data, dict):
+            raise BoundaryConfigError(f"{source}: expected a mapping with 'robot' and 'robots'")
+        robots = data.get("robots")
+        if not isinstance(robots, dict) or not robots:
+            raise BoundaryConfigError(f"{source}: 'robots' must map robot names to their boundary")
+        name = robot or data.get("robot")
+        if name not in robots:
+            raise BoundaryConfigError(f"{source}: robot {name!r} is not one of {', '.join(map(str, robots))}")
+        entry = _mapping(robots[name], f"robots.{name}", source)
+        arm = _mapping(entry.get("arm"), f"robots.{name}.arm", source)
+        grip = _mapping(entry.get("gripper"), f"robots.{name}.gripper", source)
+        where = f"{source}: robots.{name}"
+        timeouts = _mapping(data.get("timeouts", {}), "timeouts", source)
+        unknown = set(timeouts) - set(Timeouts.__dataclass_fields__)
+        if unknown:
+            raise BoundaryConfigError(f"{source}: unknown timeouts {sorted(unknown)}")
+        trajectory = _mapping(data.get("trajectory", {}), "trajectory", source)
+        unknown = set(trajectory) - set(TrajectorySettings.__dataclass_fields__)
+        if unknown:
+            raise BoundaryConfigError(f"{source}: unknown trajectory settings {sorted(unknown)}")
+        return cls(
+            robot=name,
+            arm=ArmBoundary(_topic(arm.get("action"), "action", f"{where}.arm"),
+                            _names(arm, len(ARM_JOINTS), f"{where}.arm")),
+            gripper=GripperBoundary(
+                server=_choice(grip, "server", GRIPPER_SERVERS, f"{where}.gripper"),
+                action=_topic(grip.get("action"), "action", f"{where}.gripper"),
+                joints=_names(grip, len(FINGER_JOINTS), f"{where}.gripper"),
+                goal_position=_choice(grip, "goal_position", POSITION_CONVENTIONS, f"{where}.gripper"),
+                result_position=_choice(grip, "result_position", POSITION_CONVENTIONS, f"{where}.gripper"),
+                max_effort=_positive(grip, "max_effort", f"{where}.gripper"),
+            ),
+            joint_states=_topic(data.get("joint_states", "/joint_states"), "joint_states", source),
+            object_poses=_topic(data.get("object_poses", ""), "object_poses", source, allow_empty=True),
+            velocity_scaling=_positive(data, "velocity_scaling", source, default=0.5, high=1.0),
+            trajectory=TrajectorySettings(**{k: _positive(trajectory, k, f"{source}: trajectory", high=10.0)
+                                             for k in trajectory}),
+            timeouts=Timeouts(**{k: _positive(timeouts, k, f"{source}: timeouts") for k in timeouts}),
+        )
+
+
+def _mapping(value: Any, key: str, source: str) -> dict:
+    if not isinstance(value, dict):
+        raise BoundaryConfigError(f"{source}: '{key}' must be a mapping, got {value!r}")
+    return value
+
+
+def _topic(value: Any, key: str, source: str, allow_empty: bool = False) -> str:
+    if allow_empty and value in ("", None):
+        return ""
+    if not isinstance(value, str) or not value.startswith("/") or " " in value:
+        raise BoundaryConfigError(f"{source}.{key} must be an absolute ROS name such as /a/b, got {value!r}")
+    return value
+
+
+def _names(entry: dict, n: int, where: str) -> tuple[str, ...]:
+    names = entry.get("joints")
+    if not isinstance(names, list) or len(names) != n or not all(isinstance(x, str) and x for x in names) \
+            or len(set(names)) != n:
+        raise BoundaryConfigError(f"{where}.joints must list {n} distinct joint names, got {names!r}")
+    return tuple(names)
+
+
+def _choice(entry: dict, key: str, choices: tuple[str, ...], where: str) -> str:
+    value = entry.get(key)
+    if value not in choices:
+        raise BoundaryConfigError(f"{where}.{key} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _positive(entry: dict, key: str, where: str, default: float | None = None, high: float = 3600.0) -> float:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= high:
+        raise BoundaryConfigError(f"{where}.{key} must be a number in (0, {high}], got {value!r}")
+    return float(value)

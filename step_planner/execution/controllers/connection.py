@@ -1,0 +1,316 @@
+"""The client side of the standard robot boundary: one rclpy node, in a context of its own, spun on its thread.
+
+It sends FollowJointTrajectory and GripperCommand goals and keeps the latest joint states and model poses. It
+knows what joint_trajectory_controller and the gripper servers do (ros2_controllers jazzy, franka_ros2 jazzy;
+see execution/sim/controller_emulation.py for the lines) and never hangs on them: a goal that is neither
+accepted nor rejected, a result that does not come, a robot whose joint states stop, all end with a reason.
+No MoveIt here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import rclpy
+from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory, GripperCommand
+from control_msgs.msg import GripperCommand as GripperCommandMsg
+from rclpy.action import ActionClient
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from tf2_msgs.msg import TFMessage
+
+from step_planner.execution.controllers import messages as m
+from step_planner.execution.controllers.config import BoundaryConfig
+from step_planner.execution.controllers.pose_tree import PoseTree, WorldPose
+from step_planner.execution.controllers.trajectory import Waypoints
+from step_planner.execution.sim.model import ARM_JOINTS
+
+POLL_S = 0.005  # how often a waiting call looks at its futures, the cancel event and the robot's liveness
+MONITOR_S = 0.05  # how often a running trajectory's monitor is asked (as the in-process simulator: 50 ms)
+FINGER_REST_SPEED = 1e-3  # m/s: the fingers have come to rest
+STATUS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_CANCELED: "canceled",
+          GoalStatus.STATUS_ABORTED: "aborted"}
+
+
+class RobotUnavailable(RuntimeError):
+    """The robot's action servers or joint states are not there; the message names what is missing."""
+
+
+@dataclass(frozen=True)
+class Joints:
+    """The latest joint state, by the planning model's joint names."""
+
+    position: dict[str, float]
+    velocity: dict[str, float]
+    received: float  # time.monotonic()
+    stamp: float  # the message's header stamp (sim time in simulation)
+
+
+@dataclass
+class ActionOutcome:
+    """How one goal ended: ``status`` succeeded | aborted | canceled | rejected | lost | timeout | stopped."""
+
+    status: str
+    message: str
+    result: Any = None
+    stopped_by: tuple[Any, str] | None = None  # the monitor's (code, reason) when status is stopped
+    max_error: float = 0.0  # largest |desired - actual| of any joint in the trajectory's feedback (rad)
+    cancel_to_result_s: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class RobotConnection:
+    """The robot of ``config`` (config/robot_boundary.yaml) as seen through its standard ROS interfaces."""
+
+    def __init__(self, config: BoundaryConfig, node_name: str = "step_planner_controllers",
+                 domain_id: int | None = None) -> None:
+        self.config = config
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node(node_name, context=self.context)
+        self._names = config.model_names
+        self._lock = threading.Lock()
+        self._joints: Joints | None = None
+        self._poses = PoseTree()
+        self._poses_received = 0.0
+        self._feedback_error = 0.0
+        self.arm = ActionClient(self.node, FollowJointTrajectory, config.arm.action)
+        self.gripper = ActionClient(self.node, GripperCommand, config.gripper.action)
+        sensor = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.node.create_subscription(JointState, config.joint_states, self._on_joints, sensor)
+        if config.object_poses:
+            self.node.create_subscription(TFMessage, config.object_poses, self._on_poses, sensor)
+        self._executor = SingleThreadedExecutor(context=self.context)
+        self._executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, name="robot_connection", daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except Exception:  # noqa: BLE001 - the context was shut down under the executor: nothing to report
+            pass
+
+    # ---- state ----------------------------------------------------------------------------------------------
+    def _on_joints(self, msg: JointState) -> None:
+        known = [(self._names[n], i) for i, n in enumerate(msg.name) if n in self._names]
+        if not known:
+            return
+        pos = {name: float(msg.position[i]) for name, i in known if i < len(msg.position)}
+        vel = {name: float(msg.velocity[i]) for name, i in known if i < len(msg.velocity)}
+        with self._lock:
+            old = self._joints  # merge: arm and fingers may come in separate messages (franka_ros2)
+            if old is not None:
+                pos, vel = {**old.position, **pos}, {**old.velocity, **vel}
+            self._joints = Joints(pos, vel, time.monotonic(), m.seconds(msg.header.stamp))
+
+    def _on_poses(self, msg: TFMessage) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._poses.update(m.poses_from_msg(msg), now)
+            self._poses_received = now
+
+    def joints(self) -> Joints | None:
+        with self._lock:
+            return self._joints
+
+    def poses(self) -> dict[str, WorldPose]:
+        with self._lock:
+            return self._poses.world_poses()
+
+    def wait_fresh(self, since: float, timeout: float) -> bool:
+        """Wait until a joint state (and, with perception, a pose message) received after ``since`` is here."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                fresh = self._joints is not None and self._joints.received > since and \
+                    (not self.config.object_poses or self._poses_received > since)
+            if fresh:
+                return True
+            time.sleep(POLL_S)
+        return False
+
+    def lost(self) -> str | None:
+        """Why the robot counts as lost, or None: its joint states stopped for ``state_stale_s``."""
+        joints = self.joints()
+        stale = self.config.timeouts.state_stale_s
+        if joints is None:
+            return f"no joint state on {self.config.joint_states}"
+        age = time.monotonic() - joints.received
+        if age > stale:
+            return f"no joint state on {self.config.joint_states} for {age:.1f} s (limit {stale:.1f} s)"
+        return None
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Both action servers discovered and joint states arriving, or RobotUnavailable naming what is missing."""
+        timeout = self.config.timeouts.server_wait_s if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while True:
+            missing = [name for client, name in ((self.arm, self.config.arm.action),
+                                                 (self.gripper, self.config.gripper.action))
+                       if not client.server_is_ready()]
+            if self.lost() is not None:
+                missing.append(f"joint states on {self.config.joint_states}")
+            elif self.config.object_poses and not self._poses_received:
+                missing.append(f"model poses on {self.config.object_poses}")
+            if not missing:
+                return
+            if time.monotonic() > deadline:
+                raise RobotUnavailable(f"after {timeout:.0f} s the robot ({self.config.robot}) still lacks: "
+                                       f"{', '.join(missing)}; is the robot (or `step-planner mujoco-robot`) running "
+                                       f"in this ROS_DOMAIN_ID?")
+            time.sleep(0.05)
+
+    # ---- goals ----------------------------------------------------------------------------------------------
+    def _send(self, client: ActionClient, name: str, goal: Any, cancel: threading.Event | None,
+              feedback: Callable[[Any], None] | None = None) -> tuple[Any, ActionOutcome | None]:
+        """Send a goal and wait until it is accepted; (goal handle, None) or (None, the outcome)."""
+        if not client.server_is_ready():
+            return None, ActionOutcome("lost", f"the action server {name} is not available")
+        future = client.send_goal_async(goal, feedback_callback=feedback)
+        deadline = time.monotonic() + self.config.timeouts.goal_accept_s
+        while not future.done():
+            if time.monotonic() > deadline:
+                future.cancel()
+                return None, ActionOutcome("timeout", f"{name} neither accepted nor rejected the goal within "
+                                                      f"{self.config.timeouts.goal_accept_s:.1f} s")
+            if (why := self.lost()) is not None:
+                return None, ActionOutcome("lost", f"lost the robot while sending to {name}: {why}")
+            time.sleep(POLL_S)
+        handle = future.result()
+        if handle is None or not handle.accepted:
+            return None, ActionOutcome("rejected", f"{name} rejected the goal")
+        return handle, None
+
+    def _await(self, handle: Any, name: str, deadline: float, cancel: threading.Event | None,
+               monitor: Callable[[], tuple[Any, str] | None] | None = None) -> ActionOutcome:
+        """Wait for the result; cancel the goal on ``cancel``, a monitor's complaint, a timeout or a lost robot."""
+        result_future = handle.get_result_async()
+        next_monitor = time.monotonic() + MONITOR_S
+        outcome: ActionOutcome | None = None
+        while not result_future.done():
+            now = time.monotonic()
+            if cancel is not None and cancel.is_set():
+                outcome = ActionOutcome("canceled", "canceled")
+            elif monitor is not None and now >= next_monitor:
+                next_monitor = now + MONITOR_S
+                if (bad := monitor()) is not None:
+                    outcome = ActionOutcome("stopped", bad[1], stopped_by=bad)
+            elif (why := self.lost()) is not None:
+                return ActionOutcome("lost", f"lost the robot during a goal of {name}: {why}")
+            elif now > deadline:
+                outcome = ActionOutcome("timeout", f"{name} sent no result in time")
+            if outcome is not None:
+                break
+            time.sleep(POLL_S)
+        if outcome is None:
+            return self._ended(result_future.result(), name)
+        t0 = time.monotonic()
+        handle.cancel_goal_async()  # the controller holds where the arm is (JTC.cpp:1429-1450)
+        if (joints := self.joints()) is not None:
+            outcome.details["joint_speed_at_cancel"] = max((abs(joints.velocity.get(n, 0.0)) for n in ARM_JOINTS),
+                                                           default=0.0)
+        end = time.monotonic() + 2.0
+        while not result_future.done() and time.monotonic() < end:
+            if (why := self.lost()) is not None:
+                return ActionOutcome("lost", f"lost the robot while canceling a goal of {name}: {why}")
+            time.sleep(POLL_S)
+        outcome.cancel_to_result_s = time.monotonic() - t0 if result_future.done() else None
+        if result_future.done():
+            outcome.result = result_future.result().result
+        return outcome
+
+    @staticmethod
+    def _ended(response: Any, name: str) -> ActionOutcome:
+        status = STATUS.get(response.status, f"status {response.status}")
+        return ActionOutcome(status, f"{name}: {status}", result=response.result)
+
+    def run_trajectory(self, wp: Waypoints, cancel: threading.Event | None = None,
+                       monitor: Callable[[], tuple[Any, str] | None] | None = None) -> ActionOutcome:
+        """Execute ``wp`` (model joint order) on the arm controller; returns when the controller reports."""
+        name = self.config.arm.action
+        goal = m.trajectory_goal_msg(wp, self.config.arm.joints, self.config.trajectory)
+        self._feedback_error = 0.0
+        handle, refused = self._send(self.arm, name, goal, cancel, self._on_arm_feedback)
+        if refused is not None:
+            return refused
+        deadline = time.monotonic() + wp.duration + self.config.timeouts.trajectory_margin_s \
+            + self.config.trajectory.goal_time_tolerance_s
+        outcome = self._await(handle, name, deadline, cancel, monitor)
+        outcome.max_error = self._feedback_error
+        if outcome.status in ("succeeded", "aborted") and outcome.result is not None:
+            text = outcome.result.error_string or f"error_code {outcome.result.error_code}"
+            outcome.message = f"{name}: {outcome.status} ({text})"
+        return outcome
+
+    def _on_arm_feedback(self, msg: Any) -> None:
+        error = msg.feedback.error.positions
+        if len(error):
+            self._feedback_error = max(self._feedback_error, float(np.max(np.abs(error))))
+
+    def command_gripper(self, opening: float, cancel: threading.Event | None = None) -> ActionOutcome:
+        """Command one finger's ``opening`` (m) through GripperCommand; when the outcome is not lost, rejected or
+        a timeout, ``details["opening"]`` is where the fingers came to rest (one finger, m)."""
+        g = self.config.gripper
+        goal = GripperCommand.Goal(command=GripperCommandMsg(position=g.goal_value(opening), max_effort=g.max_effort))
+        handle, refused = self._send(self.gripper, g.action, goal, cancel)
+        if refused is not None:
+            return refused
+        outcome = self._await(handle, g.action, time.monotonic() + self.config.timeouts.gripper_s, cancel)
+        if outcome.status in ("lost", "timeout"):
+            return outcome
+        outcome.details["opening"] = self._finger_rest(outcome.result)
+        return outcome
+
+    def _finger_rest(self, result: Any) -> float:
+        """Where the fingers rest after a gripper goal. franka_gripper answers when libfranka's blocking move or
+        grasp returns (franka_ros2@29cb85a franka_gripper/src/gripper_action_server.cpp:189-234): its result is
+        final. GripperActionController answers as soon as a finger is within goal_tolerance (GAC:166-175), with
+        the fingers possibly still moving: wait for the joint states to show them at rest."""
+        g = self.config.gripper
+        if g.server == "franka_gripper" and result is not None:
+            return g.opening_from_result(result.position)
+        fingers = ("panda_finger_joint1", "panda_finger_joint2")  # the planning model's names
+        deadline, seen, still, opening = time.monotonic() + 1.0, None, 0, None
+        while time.monotonic() < deadline:
+            joints = self.joints()
+            if joints is not None and joints.received != seen and all(f in joints.position for f in fingers):
+                seen = joints.received
+                opening = float(np.mean([joints.position[f] for f in fingers]))
+                resting = max(abs(joints.velocity.get(f, 0.0)) for f in fingers) < FINGER_REST_SPEED
+                still = still + 1 if resting else 0
+                if still >= 3:  # three joint states in a row
+                    return opening
+            time.sleep(POLL_S)
+        if opening is not None:
+            return opening
+        return g.opening_from_result(result.position) if result is not None else 0.0
+
+    # ---- the simulator's reset ------------------------------------------------------------------------------
+    def call_service(self, srv_type: Any, name: str, request: Any, timeout: float = 10.0) -> Any:
+        client = self.node.create_client(srv_type, name)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout):
+                raise RobotUnavailable(f"no service {name}")
+            future = client.call_async(request)
+            deadline = time.monotonic() + timeout
+            while not future.done():
+                if time.monotonic() > deadline:
+                    raise RobotUnavailable(f"{name} did not answer within {timeout:.0f} s")
+                time.sleep(POLL_S)
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self._thread.join(timeout=5.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)

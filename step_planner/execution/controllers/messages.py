@@ -1,0 +1,108 @@
+"""The robot boundary's ROS messages <-> plain Python, for both sides (the client and the MuJoCo robot).
+
+One place for the field-by-field translation of control_msgs/FollowJointTrajectory, control_msgs/GripperCommand,
+tf2_msgs/TFMessage and sensor_msgs/JointState, so the client and the robot cannot disagree on a field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from builtin_interfaces.msg import Duration, Time
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance
+from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+from tf2_msgs.msg import TFMessage
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from step_planner.execution.controllers.config import TrajectorySettings
+from step_planner.execution.controllers.trajectory import Waypoints
+from step_planner.execution.sim.controller_emulation import JointToleranceSpec, TrajectoryGoal, TrajectoryPoint
+from step_planner.execution.sim.robot import JointReading, ModelPose
+
+
+def duration(seconds: float) -> Duration:
+    sec = math.floor(seconds)
+    return Duration(sec=int(sec), nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
+
+
+def stamp(seconds: float) -> Time:
+    sec = math.floor(seconds)
+    return Time(sec=int(sec), nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
+
+
+def seconds(value: Duration | Time) -> float:
+    return value.sec + value.nanosec * 1e-9
+
+
+# ---- FollowJointTrajectory -----------------------------------------------------------------------------------
+def trajectory_goal_msg(wp: Waypoints, joints: Sequence[str],
+                        settings: TrajectorySettings) -> FollowJointTrajectory.Goal:
+    """A goal for joint_trajectory_controller: every controller joint named, header stamp 0 (start when the
+    controller receives it: no clock to agree on), positions and velocities (cubic splines), and this client's
+    path and goal tolerances, which the controller applies over its own (tolerances.hpp, >= 4.11)."""
+    points = [JointTrajectoryPoint(positions=[float(v) for v in q], velocities=[float(v) for v in qd],
+                                   time_from_start=duration(float(t)))
+              for t, q, qd in zip(wp.t, wp.q, wp.qd, strict=True)]
+    return FollowJointTrajectory.Goal(
+        trajectory=JointTrajectory(header=Header(stamp=Time(sec=0, nanosec=0)), joint_names=list(joints),
+                                   points=points),
+        path_tolerance=[JointTolerance(name=j, position=settings.path_tolerance) for j in joints],
+        goal_tolerance=[JointTolerance(name=j, position=settings.goal_tolerance) for j in joints],
+        goal_time_tolerance=duration(settings.goal_time_tolerance_s),
+    )
+
+
+def _array(values: Sequence[float]) -> np.ndarray | None:
+    return np.array(values, dtype=float) if len(values) else None
+
+
+def trajectory_goal_from_msg(goal: FollowJointTrajectory.Goal) -> TrajectoryGoal:
+    """What joint_trajectory_controller reads of a goal (an empty velocities/accelerations field is absent)."""
+    traj = goal.trajectory
+    points = tuple(TrajectoryPoint(seconds(p.time_from_start), np.array(p.positions, dtype=float),
+                                   _array(p.velocities), _array(p.accelerations)) for p in traj.points)
+
+    def specs(tolerances) -> tuple[JointToleranceSpec, ...]:
+        return tuple(JointToleranceSpec(t.name, t.position, t.velocity, t.acceleration) for t in tolerances)
+
+    return TrajectoryGoal(tuple(traj.joint_names), points, seconds(traj.header.stamp), specs(goal.path_tolerance),
+                          specs(goal.goal_tolerance), seconds(goal.goal_time_tolerance),
+                          has_effort=any(len(p.effort) for p in traj.points))
+
+
+def trajectory_point(q: Sequence[float], qd: Sequence[float] | None, since_start: float) -> JointTrajectoryPoint:
+    return JointTrajectoryPoint(positions=[float(v) for v in q],
+                                velocities=[] if qd is None else [float(v) for v in qd],
+                                time_from_start=duration(max(0.0, since_start)))
+
+
+# ---- poses and joint states --------------------------------------------------------------------------------
+def transforms_msg(poses: Sequence[ModelPose], at: float) -> TFMessage:
+    """Model and link poses as ros_gz_bridge turns gz-sim's PosePublisher output into a TFMessage: per
+    transform the sim-time stamp, the parent's scoped name, the entity's, ``/`` for gz's ``::``
+    (ros_gz@739cb42 ros_gz_bridge/src/convert/geometry_msgs.cpp:243-258, utils.cpp:47-50)."""
+    when = stamp(at)
+    return TFMessage(transforms=[TransformStamped(
+        header=Header(stamp=when, frame_id=p.frame_id), child_frame_id=p.child_frame_id,
+        transform=Transform(translation=Vector3(x=p.position[0], y=p.position[1], z=p.position[2]),
+                            rotation=Quaternion(x=p.orientation[0], y=p.orientation[1], z=p.orientation[2],
+                                                w=p.orientation[3]))) for p in poses])
+
+
+def poses_from_msg(msg: TFMessage) -> list[ModelPose]:
+    out = []
+    for t in msg.transforms:
+        tr, rot = t.transform.translation, t.transform.rotation
+        out.append(ModelPose(t.header.frame_id.replace("::", "/"), t.child_frame_id.replace("::", "/"),
+                             (tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w)))
+    return out
+
+
+def joint_state_msg(reading: JointReading) -> JointState:
+    return JointState(header=Header(stamp=stamp(reading.time)), name=list(reading.names),
+                      position=list(reading.position), velocity=list(reading.velocity), effort=list(reading.effort))

@@ -1,0 +1,315 @@
+"""The MuJoCo Panda as a ROS robot in its own process: the actions, topics and clock a robot serves.
+
+    step-planner mujoco-robot --ros-args -p scene:=drawer_desk        # or: ros2 run step_planner mujoco_robot
+
+It stands where gz_ros2_control (or the real arm's ros2_control) and Gazebo's pose bridge stand, so the
+node's ``controllers`` backend talks to it exactly as it would to Gazebo or the arm, over real DDS and the
+real control_msgs types. The controllers follow ros2_controllers' own code (see
+:mod:`step_planner.execution.sim.controller_emulation`); results and feedback go out at each controller's
+``action_monitor_rate`` (20 Hz), as realtime_tools' goal handle delivers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import rclpy
+import yaml
+from control_msgs.action import FollowJointTrajectory, GripperCommand
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+from tf2_msgs.msg import TFMessage
+
+from step_planner.domain.scene import SceneError, load_scene
+from step_planner.domain.world import WorldState
+from step_planner.execution.controllers import messages as m
+from step_planner.execution.controllers.config import BoundaryConfig
+from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams, validate
+from step_planner.execution.sim.robot import SimRobot
+from step_planner.execution.sim.telemetry import Sampler
+from step_planner.resources import config_dir
+from step_planner_interfaces.srv import LoadScene
+
+JTC_TYPE = "joint_trajectory_controller/JointTrajectoryController"
+GRIPPER_TYPES = ("position_controllers/GripperActionController", "effort_controllers/GripperActionController")
+PARAMETERS: dict[str, tuple[Any, str]] = {
+    "scene": ("drawer_desk", "Scene the robot stands in (a name in config/scenes or a YAML path)."),
+    "seed": (0, "Perturbs object poses by a few mm and degrees (0 = exactly the scene)."),
+    "robot": ("", "Entry of robot_boundary.yaml whose names the robot serves (empty: the file's default)."),
+    "boundary_file": ("", "robot_boundary.yaml (empty: the package's): action names and joint names per robot."),
+    "controllers_file": ("", "ros2_control controllers YAML whose parameters the controllers follow "
+                             "(empty: the package's config/ros2_controllers_panda.yaml)."),
+    "realtime_factor": (1.0, "Physics pace relative to the wall clock (1.0 = real time; 0 = as fast as it computes)."),
+    "joint_state_rate_hz": (100.0, "/joint_states rate in simulated time (joint_state_broadcaster at update_rate)."),
+    "pose_rate_hz": (50.0, "Rate of the model and drawer poses (tf2_msgs/TFMessage) in simulated time."),
+    "clock_rate_hz": (250.0, "/clock rate in simulated time."),
+    "world_name": ("", "The root frame of the poses (Gazebo: the world's name); empty: the scene's name."),
+}
+
+
+def resolve_scene(value: str) -> Path | None:
+    path = Path(value)
+    if path.is_file():
+        return path
+    candidate = config_dir() / "scenes" / (value if value.endswith(".yaml") else f"{value}.yaml")
+    return candidate if candidate.is_file() and "/" not in value else None
+
+
+def load_controllers(path: Path, arm_action: str, gripper_action: str) -> tuple[TrajectoryParams, GripperParams]:
+    """The trajectory and gripper controllers of a ros2_control YAML whose action names are those given
+    (``/<name>/follow_joint_trajectory``, JTC.cpp:1054-1060; ``/<name>/gripper_cmd``, GAC:299-304)."""
+    data = yaml.safe_load(path.read_text()) or {}
+    types = ((data.get("controller_manager") or {}).get("ros__parameters") or {})
+    arm = grip = None
+    for name, entry in types.items():
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        params = (data.get(name) or {}).get("ros__parameters") or {}
+        if kind == JTC_TYPE and f"/{name}/follow_joint_trajectory" == arm_action:
+            arm = TrajectoryParams.from_ros_parameters(params)
+        elif kind in GRIPPER_TYPES and f"/{name}/gripper_cmd" == gripper_action:
+            grip = GripperParams.from_ros_parameters(params)
+    if arm is None or grip is None:
+        missing = [what for what, got in ((arm_action, arm), (gripper_action, grip)) if got is None]
+        raise ValueError(f"{path} has no controller serving {' and '.join(missing)}")
+    return arm, grip
+
+
+class MujocoRobotNode(Node):
+    """The MuJoCo Panda behind ros2_control's standard actions.
+
+    Parameters: see ``PARAMETERS`` (scene, seed, robot, boundary_file, controllers_file, realtime_factor,
+    joint_state_rate_hz, pose_rate_hz, clock_rate_hz, world_name); all read at start.
+
+    Actions (names from robot_boundary.yaml, checked against the controllers file):
+        /panda_arm_controller/follow_joint_trajectory (control_msgs/FollowJointTrajectory)
+        /panda_hand_controller/gripper_cmd (control_msgs/GripperCommand; no feedback, as upstream)
+    Publishers:
+        /joint_states (sensor_msgs/JointState), /clock (rosgraph_msgs/Clock),
+        the boundary's object_poses topic (tf2_msgs/TFMessage): objects and cabinets as models in the world,
+        drawers as links of their cabinet, as gz-sim's PosePublisher through ros_gz_bridge
+    Services:
+        ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home
+    """
+
+    def __init__(self, node_name: str = "mujoco_robot", **kwargs: Any) -> None:
+        super().__init__(node_name, **kwargs)
+        for name, (default, text) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(description=text, read_only=True))
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        cfg = config_dir()
+        self.boundary = BoundaryConfig.load(p["boundary_file"] or cfg / "robot_boundary.yaml", p["robot"] or None)
+        arm, grip = load_controllers(Path(p["controllers_file"] or cfg / "ros2_controllers_panda.yaml"),
+                                     self.boundary.arm.action, self.boundary.gripper.action)
+        if self.boundary.gripper.server != "gripper_action_controller":
+            raise ValueError(f"the MuJoCo robot serves GripperActionController only, "
+                             f"not {self.boundary.gripper.server}")
+        world = self._world(p["scene"])
+        self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints,
+                              finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),
+                              realtime_factor=float(p["realtime_factor"]),
+                              world_name=p["world_name"] or Path(str(p["scene"])).stem)
+        self._ends: dict[bytes, GoalEnd] = {}
+        self._ends_lock = threading.Lock()
+        group = ReentrantCallbackGroup()
+        self._joint_pub = self.create_publisher(JointState, self.boundary.joint_states, 10)
+        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        self._pose_pub = self.create_publisher(TFMessage, self.boundary.object_poses, 10) \
+            if self.boundary.object_poses else None
+        self._arm = ActionServer(self, FollowJointTrajectory, self.boundary.arm.action,
+                                 execute_callback=self._execute_arm, goal_callback=self._arm_goal,
+                                 handle_accepted_callback=self._arm_accepted, cancel_callback=self._arm_cancel,
+                                 callback_group=group)
+        self._grip = ActionServer(self, GripperCommand, self.boundary.gripper.action,
+                                  execute_callback=self._execute_grip, goal_callback=lambda _: GoalResponse.ACCEPT,
+                                  handle_accepted_callback=self._grip_accepted, cancel_callback=self._grip_cancel,
+                                  callback_group=group)
+        self.create_service(LoadScene, "~/load_scene", self._on_load_scene, callback_group=group)
+        self.robot.hooks += [Sampler(1.0 / p["joint_state_rate_hz"], self._publish_joints),
+                             Sampler(1.0 / p["clock_rate_hz"], self._publish_clock)]
+        if self._pose_pub is not None:
+            self.robot.hooks.append(Sampler(1.0 / p["pose_rate_hz"], self._publish_poses))
+        self.robot.start()
+        self.get_logger().info(
+            f"MuJoCo robot ({self.boundary.robot}) in scene {p['scene']!r}: {self.boundary.arm.action}, "
+            f"{self.boundary.gripper.action}, {self.boundary.joint_states}, "
+            f"{self.boundary.object_poses or 'no poses'}, "
+            f"real-time factor {p['realtime_factor']}")
+
+    def _world(self, scene: str) -> WorldState:
+        path = resolve_scene(scene)
+        if path is None:
+            raise ValueError(f"no scene {scene!r} (neither a file nor a name in {config_dir() / 'scenes'})")
+        return load_scene(path)
+
+    # ---- publishers (on the physics thread, at rates of simulated time) ---------------------------------------
+    def _publish_joints(self) -> None:
+        self._joint_pub.publish(m.joint_state_msg(self.robot.joint_state()))
+
+    def _publish_clock(self) -> None:
+        self._clock_pub.publish(Clock(clock=m.stamp(self.robot.time)))
+
+    def _publish_poses(self) -> None:
+        assert self._pose_pub is not None
+        self._pose_pub.publish(m.transforms_msg(self.robot.model_poses(), self.robot.time))
+
+    # ---- goal bookkeeping -----------------------------------------------------------------------------------
+    def _end_of(self, key: bytes) -> GoalEnd | None:
+        with self._ends_lock:
+            for end in self.robot.take_ended():
+                self._ends[end.goal_id] = end
+            return self._ends.pop(key, None)
+
+    def _wait_end(self, goal_handle, rate: float, feedback=None) -> GoalEnd:
+        """Poll at the controller's action_monitor_rate, as realtime_tools delivers results (RSGH:197-225)."""
+        key = bytes(goal_handle.goal_id.uuid)
+        while True:
+            end = self._end_of(key)
+            if end is not None:
+                return end
+            if feedback is not None:
+                feedback(goal_handle, key)
+            if not self.context.ok():
+                return GoalEnd(key, "aborted", {})
+            time.sleep(1.0 / rate)
+
+    def _finish(self, goal_handle, end: GoalEnd) -> None:
+        if end.status == "succeeded":
+            goal_handle.succeed()
+        elif end.status == "canceled" and self._cancel_requested(goal_handle):
+            goal_handle.canceled()
+        else:  # aborted, or canceled without a cancel request (a preempted gripper goal)
+            goal_handle.abort()
+
+    @staticmethod
+    def _cancel_requested(goal_handle, wait_s: float = 1.0) -> bool:
+        """The cancel callback ends the goal at once; rclpy moves it to CANCELING just after."""
+        deadline = time.monotonic() + wait_s
+        while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+            time.sleep(0.002)
+        return goal_handle.is_cancel_requested
+
+    # ---- FollowJointTrajectory -------------------------------------------------------------------------------
+    def _arm_goal(self, request: FollowJointTrajectory.Goal) -> GoalResponse:
+        """Reject what joint_trajectory_controller rejects (JTC.cpp:1406-1420); the reason only goes to the log."""
+        problem = validate(self.robot.arm_params, m.trajectory_goal_from_msg(request), self.robot.time)
+        if problem:
+            self.get_logger().error(problem)
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _arm_accepted(self, goal_handle) -> None:
+        """The new goal preempts the running one at once (JTC.cpp:1455-1469)."""
+        problem = self.robot.trajectory_goal(bytes(goal_handle.goal_id.uuid),
+                                             m.trajectory_goal_from_msg(goal_handle.request))
+        if problem:  # the world moved on between the two callbacks (a stamp now in the past)
+            self.get_logger().error(problem)
+            with self._ends_lock:
+                self._ends[bytes(goal_handle.goal_id.uuid)] = GoalEnd(
+                    bytes(goal_handle.goal_id.uuid), "aborted", {"error_code": -1, "error_string": problem})
+        goal_handle.execute()
+
+    def _arm_cancel(self, goal_handle) -> CancelResponse:
+        self.robot.cancel_trajectory(bytes(goal_handle.goal_id.uuid))  # JTC.cpp:1429-1452
+        return CancelResponse.ACCEPT
+
+    def _arm_feedback(self, goal_handle, key: bytes) -> None:
+        fb = self.robot.trajectory_feedback()
+        if fb is None or fb["goal_id"] != key:
+            return
+        goal_handle.publish_feedback(FollowJointTrajectory.Feedback(
+            header=Header(stamp=m.stamp(self.robot.time)), joint_names=fb["joint_names"],
+            desired=m.trajectory_point(fb["desired"], fb["desired_velocity"], fb["since_start"]),
+            actual=m.trajectory_point(fb["actual"], fb["actual_velocity"], fb["since_start"]),
+            error=m.trajectory_point(fb["error"], None, fb["since_start"])))
+
+    def _execute_arm(self, goal_handle) -> FollowJointTrajectory.Result:
+        end = self._wait_end(goal_handle, self.robot.arm_params.action_monitor_rate, self._arm_feedback)
+        self._finish(goal_handle, end)
+        return FollowJointTrajectory.Result(error_code=int(end.result.get("error_code", -1)),
+                                            error_string=str(end.result.get("error_string", "")))
+
+    # ---- GripperCommand --------------------------------------------------------------------------------------
+    def _grip_accepted(self, goal_handle) -> None:
+        command = goal_handle.request.command
+        self.robot.gripper_goal(bytes(goal_handle.goal_id.uuid), command.position, command.max_effort)
+        goal_handle.execute()
+
+    def _grip_cancel(self, goal_handle) -> CancelResponse:
+        self.robot.cancel_gripper(bytes(goal_handle.goal_id.uuid))  # GAC:122-153
+        return CancelResponse.ACCEPT
+
+    def _execute_grip(self, goal_handle) -> GripperCommand.Result:
+        end = self._wait_end(goal_handle, self.robot.grip_params.action_monitor_rate)
+        self._finish(goal_handle, end)
+        r = end.result
+        return GripperCommand.Result(position=float(r.get("position", 0.0)), effort=float(r.get("effort", 0.0)),
+                                     stalled=bool(r.get("stalled", False)), reached_goal=bool(r.get("reached_goal",
+                                                                                                    False)))
+
+    # ---- scene ---------------------------------------------------------------------------------------------
+    def _on_load_scene(self, request: LoadScene.Request, response: LoadScene.Response) -> LoadScene.Response:
+        try:
+            world = self._world(request.scene) if request.scene else \
+                WorldState.from_dict(json.loads(request.world_json))
+            self.robot.load(world, int(request.seed))
+        except (ValueError, SceneError, TypeError, KeyError) as exc:
+            response.success, response.message = False, f"scene not loaded: {exc}"
+            return response
+        response.success = True
+        response.message = f"loaded {request.scene or 'the given world'} (seed {request.seed})"
+        self.get_logger().info(response.message)
+        return response
+
+    def destroy_node(self) -> None:
+        self.robot.stop()
+        super().destroy_node()
+
+
+def build_parser(prog: str = "mujoco_robot") -> argparse.ArgumentParser:
+    lines = [f"  {name} = {default!r}: {text}" for name, (default, text) in PARAMETERS.items()]
+    return argparse.ArgumentParser(
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The MuJoCo Panda as a ROS robot: FollowJointTrajectory and GripperCommand action servers with "
+                    "ros2_controllers' semantics, /joint_states, /clock and model poses (see MujocoRobotNode).",
+        epilog="ROS arguments: --ros-args [-p name:=value]\n\nparameters:\n" + "\n".join(lines))
+
+
+def main_robot(argv: list[str] | None = None) -> int:
+    """``step-planner mujoco-robot [--ros-args ...]`` and ``ros2 run step_planner mujoco_robot``."""
+    from rclpy.utilities import remove_ros_args
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser("mujoco_robot" if argv is None else "step-planner mujoco-robot")
+    parser.parse_args(remove_ros_args(["mujoco_robot", *args])[1:])
+    rclpy.init(args=["mujoco_robot", *args])
+    node = executor = None
+    try:
+        node = MujocoRobotNode()
+        executor = MultiThreadedExecutor(num_threads=8)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if executor is not None:
+            executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def main() -> None:
+    sys.exit(main_robot())
