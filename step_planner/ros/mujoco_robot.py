@@ -313,3 +313,7 @@ def main_robot(argv: list[str] | None = None) -> int:
 
 def main() -> None:
     sys.exit(main_robot())
+
+
+if __name__ == "__main__":
+    main()
