@@ -88,7 +88,8 @@ class ControllersExecutor(MotionStackExecutor):
     def observe(self) -> WorldState:
         """The world the robot perceives now. Raises RobotLost when the robot stopped answering: a world that
         cannot be seen is not reported (the planner ends the goal, naming the lost server)."""
-        if (why := self.controller.lost or self.connection.lost()) is not None:
+        why = self.connection.lost() or (None if self.controller.recovered() else self.controller.lost)
+        if why is not None:
             raise RobotLost(f"{why} (arm: {self.config.arm.action}, gripper: {self.config.gripper.action})")
         if self._executing.acquire(blocking=False):  # between primitives: bring the mirror up to date
             try:

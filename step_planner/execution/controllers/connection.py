@@ -148,6 +148,9 @@ class RobotConnection:
             return f"no joint state on {self.config.joint_states} for {age:.1f} s (limit {stale:.1f} s)"
         return None
 
+    def servers_ready(self) -> bool:
+        return self.arm.server_is_ready() and self.gripper.server_is_ready()
+
     def wait_ready(self, timeout: float | None = None) -> None:
         """Both action servers discovered and joint states arriving, or RobotUnavailable naming what is missing."""
         timeout = self.config.timeouts.server_wait_s if timeout is None else timeout

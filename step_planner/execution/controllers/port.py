@@ -43,6 +43,7 @@ class RemoteController:
         self.grip_ref = FINGER_MAX
         self.closed_on: float | None = None  # where the last close came to rest on something (one finger, m)
         self.lost: str | None = None  # why the robot is gone, once it is
+        self.lost_at = 0.0  # time.monotonic() when it was found gone
         self.last_outcome: ActionOutcome | None = None
 
     # ---- the mirror ---------------------------------------------------------------------------------------
@@ -143,7 +144,7 @@ class RemoteController:
         if status == "stopped" and outcome.stopped_by is not None:
             raise MotionInterrupted(outcome.stopped_by[0], outcome.stopped_by[1])
         if status == "lost":
-            self.lost = outcome.message
+            self.lost, self.lost_at = outcome.message, time.monotonic()
             raise MotionInterrupted(ExecCode.BACKEND_ERROR, outcome.message)
         if status == "timeout":
             raise MotionInterrupted(ExecCode.TIMEOUT, outcome.message)
@@ -156,6 +157,18 @@ class RemoteController:
                                                         f"{outcome.message}; max tracking error "
                                                         f"{outcome.max_error:.3f} rad")
         raise MotionInterrupted(ExecCode.BACKEND_ERROR, f"{what} ended: {outcome.message}")
+
+    def recovered(self) -> bool:
+        """After the robot was lost: it is back (joint states newer than the loss plus the stale limit, and both
+        action servers there); what the fingers held before is forgotten (a restarted robot starts open)."""
+        if self.lost is None:
+            return True
+        joints = self.connection.joints()
+        if joints is None or joints.received < self.lost_at + self.connection.config.timeouts.state_stale_s \
+                or not self.connection.servers_ready():
+            return False
+        self.lost, self.closed_on = None, None
+        return True
 
     # ---- what the fingers feel -------------------------------------------------------------------------------
     def holds(self, info: SceneInfo, name: str) -> bool:
