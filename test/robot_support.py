@@ -3,62 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 from step_planner.domain.world import WorldState
+from step_planner.ros.robot_process import RobotProcess as ProductRobotProcess
 
-ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 START_S = 30.0  # a cold start imports MuJoCo, builds the scene and waits for discovery
 
 
-class RobotProcess:
-    """``step-planner mujoco-robot`` with ``params`` (ROS parameters), in this test run's ROS domain. Another
-    world is put in through its ~/load_scene service (:func:`load_world`)."""
+class RobotProcess(ProductRobotProcess):
+    """The MuJoCo robot for tests: three times real time unless asked otherwise (tests wait less)."""
 
     def __init__(self, realtime_factor: float = 3.0, **params) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="mujoco_robot_")
-        self.params = {"realtime_factor": realtime_factor, **params}
-        self.log = Path(self._tmp.name) / "robot.log"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> RobotProcess:
-        args = [sys.executable, "-m", "step_planner.ros.mujoco_robot", "--ros-args"]
-        for name, value in self.params.items():
-            args += ["-p", f"{name}:={value}"]
-        self.proc = subprocess.Popen(args, stdout=self.log.open("w"), stderr=subprocess.STDOUT, env=os.environ.copy(),
-                                     cwd=ROOT)
-        return self
-
-    def kill(self) -> None:
-        """The robot process dies at once (no goodbye on DDS)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def output(self) -> str:
-        return self.log.read_text() if self.log.exists() else ""
-
-    def __enter__(self) -> RobotProcess:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-        self._tmp.cleanup()
+        super().__init__(realtime_factor, **params)
 
 
 def load_world(connection, world: WorldState, seed: int = 0) -> None:

@@ -114,3 +114,17 @@ def test_make_bench_runs_an_entry_stores_it_and_renders(tmp_path):
     assert "| grounded | 0 |" in text and "![ok]" not in text and "NOT an LLM, called in process" in text
     assert "_Not run yet: `make bench ONLY=never_run`" in text
     assert text.count("```bash") == 3
+
+
+def test_controllers_boundary_one_task():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/controllers_boundary.py", "--suite", "table3", "--tasks", "ss02_open_drawer", "--profile",
+              "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "3", timeout=300)
+    assert "NOT an LLM" in out and "solved 1/1, verified 1/1 (target" in out
+    assert "FollowJointTrajectory goals {'succeeded':" in out
+
+
+def test_controllers_cancel_two_runs():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/controllers_cancel.py", "--runs", "2", "--realtime-factor", "3", timeout=300)
+    assert "primitives CANCELED" in out and "rad/s on /joint_states" in out

@@ -144,11 +144,28 @@ def test_cancel_ends_the_goal_canceled_with_an_empty_result_and_holds_the_measur
     ctl = TrajectoryController(PARAMS, np.zeros(2))
     ctl.accept("a", goal([point(2.0, [1.0, 1.0])]))
     ctl.update(0.0, DT, np.zeros(2), np.zeros(2))
-    assert not ctl.cancel("other", np.zeros(2))
-    assert ctl.cancel("a", np.array([0.3, 0.2]))  # JTC.cpp:1429-1450
+    assert not ctl.cancel("other", 0.05, np.zeros(2), np.zeros(2))
+    assert ctl.cancel("a", 0.05, np.array([0.3, 0.2]), np.zeros(2))  # JTC.cpp:1429-1450
     assert [(e.status, e.result) for e in ctl.ended] == [("canceled", {"error_code": 0, "error_string": ""})]
     cmd, cmd_v = ctl.update(0.1, DT, np.array([0.31, 0.2]), np.zeros(2))
     assert cmd.tolist() == [0.3, 0.2] and not cmd_v.any()
+
+
+def test_with_decelerate_on_cancel_the_arm_ramps_to_rest_at_its_max_deceleration_and_holds_there():
+    """JTC.cpp:1851-1937: stop time |v|/a, hold at q + v^2/(2a) per joint, a point every update period."""
+    params = TrajectoryParams(JOINTS, decelerate_on_cancel=True, max_deceleration_on_cancel={"j1": 10.0, "j2": 5.0})
+    ctl = TrajectoryController(params, np.zeros(2))
+    ctl.accept("a", goal([point(2.0, [2.0, -1.0])]))
+    ctl.update(0.0, DT, np.zeros(2), np.zeros(2))
+    q, qd = np.array([0.5, -0.2]), np.array([1.0, -0.5])
+    assert ctl.cancel("a", 1.0, q, qd)
+    cmd, cmd_v = ctl.update(1.05, DT, q, qd)  # mid-ramp
+    assert cmd_v[0] == pytest.approx(1.0 - 10.0 * (0.05 + DT), abs=1e-6)
+    assert cmd_v[1] == pytest.approx(-0.5 + 5.0 * (0.05 + DT), abs=1e-6)
+    cmd, cmd_v = ctl.update(1.2, DT, q, qd)  # both stopped (0.1 s and 0.1 s)
+    assert cmd.tolist() == pytest.approx([0.5 + 1.0 / 20, -0.2 - 0.25 / 10]) and not np.any(cmd_v)
+    no_decel = TrajectoryParams(JOINTS, decelerate_on_cancel=True, max_deceleration_on_cancel={"j1": 10.0})
+    assert not no_decel.decelerates  # every joint needs one (JTC.cpp:144-169): else it holds
 
 
 def test_splines_pass_through_every_point_with_its_velocity_and_start_from_the_measured_state():

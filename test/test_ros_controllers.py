@@ -41,4 +41,4 @@ def test_robot_killed_mid_goal_fails_the_goal_naming_the_server_and_the_node_ser
         assert [p.rsplit(" -> ", 1)[0] for p in result.executed_primitives] == DRAWER_PRIMITIVES
     finally:
         ros.close()
-        robot.stop()
+        robot.close()

@@ -72,12 +72,13 @@ def load_controllers(path: Path, arm_action: str, gripper_action: str) -> tuple[
     (``/<name>/follow_joint_trajectory``, JTC.cpp:1054-1060; ``/<name>/gripper_cmd``, GAC:299-304)."""
     data = yaml.safe_load(path.read_text()) or {}
     types = ((data.get("controller_manager") or {}).get("ros__parameters") or {})
+    update_rate = float(types.get("update_rate", 100.0))
     arm = grip = None
     for name, entry in types.items():
         kind = entry.get("type") if isinstance(entry, dict) else None
         params = (data.get(name) or {}).get("ros__parameters") or {}
         if kind == JTC_TYPE and f"/{name}/follow_joint_trajectory" == arm_action:
-            arm = TrajectoryParams.from_ros_parameters(params)
+            arm = TrajectoryParams.from_ros_parameters(params, update_rate)
         elif kind in GRIPPER_TYPES and f"/{name}/gripper_cmd" == gripper_action:
             grip = GripperParams.from_ros_parameters(params)
     if arm is None or grip is None:

@@ -66,6 +66,18 @@ class ActionOutcome:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class Stats:
+    """What went over the boundary: goals by outcome, and each trajectory's largest tracking error in feedback."""
+
+    trajectories: dict[str, int] = field(default_factory=dict)
+    gripper: dict[str, int] = field(default_factory=dict)
+    tracking_errors: list[float] = field(default_factory=list)
+
+    def count(self, kind: dict[str, int], status: str) -> None:
+        kind[status] = kind.get(status, 0) + 1
+
+
 class RobotConnection:
     """The robot of ``config`` (config/robot_boundary.yaml) as seen through its standard ROS interfaces."""
 
@@ -81,6 +93,7 @@ class RobotConnection:
         self._poses = PoseTree()
         self._poses_received = 0.0
         self._feedback_error = 0.0
+        self.stats = Stats()
         self.arm = ActionClient(self.node, FollowJointTrajectory, config.arm.action)
         self.gripper = ActionClient(self.node, GripperCommand, config.gripper.action)
         sensor = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -243,11 +256,15 @@ class RobotConnection:
         self._feedback_error = 0.0
         handle, refused = self._send(self.arm, name, goal, cancel, self._on_arm_feedback)
         if refused is not None:
+            self.stats.count(self.stats.trajectories, refused.status)
             return refused
         deadline = time.monotonic() + wp.duration + self.config.timeouts.trajectory_margin_s \
             + self.config.trajectory.goal_time_tolerance_s
         outcome = self._await(handle, name, deadline, cancel, monitor)
         outcome.max_error = self._feedback_error
+        self.stats.count(self.stats.trajectories, outcome.status)
+        if outcome.status == "succeeded":
+            self.stats.tracking_errors.append(outcome.max_error)
         if outcome.status in ("succeeded", "aborted") and outcome.result is not None:
             text = outcome.result.error_string or f"error_code {outcome.result.error_code}"
             outcome.message = f"{name}: {outcome.status} ({text})"
@@ -265,8 +282,10 @@ class RobotConnection:
         goal = GripperCommand.Goal(command=GripperCommandMsg(position=g.goal_value(opening), max_effort=g.max_effort))
         handle, refused = self._send(self.gripper, g.action, goal, cancel)
         if refused is not None:
+            self.stats.count(self.stats.gripper, refused.status)
             return refused
         outcome = self._await(handle, g.action, time.monotonic() + self.config.timeouts.gripper_s, cancel)
+        self.stats.count(self.stats.gripper, outcome.status)
         if outcome.status in ("lost", "timeout"):
             return outcome
         outcome.details["opening"] = self._finger_rest(outcome.result)

@@ -79,10 +79,19 @@ class TrajectoryParams:
     path: dict[str, float] = field(default_factory=dict)  # constraints.<joint>.trajectory (0 = unchecked)
     goal: dict[str, float] = field(default_factory=dict)  # constraints.<joint>.goal
     velocity_command: bool = False  # a velocity (or effort) command interface: only then is velocity error known
+    decelerate_on_cancel: bool = False  # constraints.decelerate_on_cancel (>= 4.39)
+    max_deceleration_on_cancel: dict[str, float] = field(default_factory=dict)  # constraints.<joint>.(...) rad/s^2
+    update_rate: float = 100.0  # the controller manager's; the stop ramp has a point every period
+
+    @property
+    def decelerates(self) -> bool:
+        """Decelerate, not hold, on cancel and aborts: every joint needs a deceleration > 0 (JTC.cpp:144-169)
+        and a velocity state interface, which both configs here have (JTC.cpp:955-965)."""
+        return self.decelerate_on_cancel and all(self.max_deceleration_on_cancel.get(j, 0.0) > 0 for j in self.joints)
 
     @classmethod
-    def from_ros_parameters(cls, values: dict[str, Any]) -> TrajectoryParams:
-        """From a controller's ``ros__parameters`` block of a ros2_control YAML."""
+    def from_ros_parameters(cls, values: dict[str, Any], update_rate: float = 100.0) -> TrajectoryParams:
+        """From a controller's ``ros__parameters`` block of a ros2_control YAML (and the manager's update_rate)."""
         joints = tuple(values["joints"])
         constraints = values.get("constraints") or {}
         return cls(
@@ -95,6 +104,10 @@ class TrajectoryParams:
             path={j: float((constraints.get(j) or {}).get("trajectory", 0.0)) for j in joints},
             goal={j: float((constraints.get(j) or {}).get("goal", 0.0)) for j in joints},
             velocity_command=bool({"velocity", "effort"} & set(values.get("command_interfaces", ["position"]))),
+            decelerate_on_cancel=bool(constraints.get("decelerate_on_cancel", False)),
+            max_deceleration_on_cancel={j: float((constraints.get(j) or {}).get("max_deceleration_on_cancel", 0.0))
+                                        for j in joints},
+            update_rate=float(update_rate),
         )
 
 
@@ -264,7 +277,7 @@ class TrajectoryController:
     """The joint_trajectory_controller's goal handling and update() for one arm (positions in its joint order).
 
     ``accept`` replaces the running goal (the old one ends ABORTED, INVALID_GOAL, JTC.cpp:1824-1837);
-    ``cancel`` holds the measured position and ends the goal CANCELED with an empty result (JTC.cpp:1429-1452);
+    ``cancel`` ends the goal CANCELED with an empty result and stops the arm (JTC.cpp:1429-1452);
     ``update`` checks path and goal tolerances (JTC.cpp:371-538) and returns the command. Goal ends are
     collected in ``ended`` for the action server to deliver.
     """
@@ -273,6 +286,7 @@ class TrajectoryController:
         self.params = params
         self.hold_q = np.asarray(q, dtype=float).copy()
         self.active: _ActiveTrajectory | None = None
+        self.stopping: TrajectorySampler | None = None  # the ramp to a stop after a cancel or an abort
         self.ended: list[GoalEnd] = []
 
     def accept(self, goal_id: Hashable, goal: TrajectoryGoal) -> None:
@@ -284,6 +298,7 @@ class TrajectoryController:
         local = TrajectoryGoal(self.params.joints, points, goal.start_stamp, goal.path_tolerance,
                                goal.goal_tolerance, goal.goal_time_tolerance)
         self._preempt()
+        self.stopping = None
         self.active = _ActiveTrajectory(goal_id, local, segment_tolerances(self.params, goal))
 
     def _preempt(self) -> None:
@@ -292,26 +307,58 @@ class TrajectoryController:
                 "error_code": INVALID_GOAL, "error_string": "Current goal preempted by new incoming action."}))
             self.active = None
 
-    def cancel(self, goal_id: Hashable, q: np.ndarray) -> bool:
-        """Cancel the goal if it is the active one: hold the measured position (JTC.cpp:1429-1450, 1839-1849)."""
+    def cancel(self, goal_id: Hashable, now: float, q: np.ndarray, qd: np.ndarray) -> bool:
+        """Cancel the goal if it is the active one (JTC.cpp:1429-1452): the arm stops (see :meth:`_stop`)."""
         if self.active is None or self.active.goal_id != goal_id:
             return False
         self.ended.append(GoalEnd(goal_id, "canceled", {"error_code": SUCCESSFUL, "error_string": ""}))
         self.active = None
-        self.hold_q = np.asarray(q, dtype=float).copy()
+        self._stop(now, q, qd)
         return True
 
-    def _end(self, status: str, code: int, text: str, hold: np.ndarray | None) -> None:
+    def _stop(self, now: float, q: np.ndarray, qd: np.ndarray) -> None:
+        """Hold the measured position (set_hold_position, JTC.cpp:1839-1849) or, with decelerate_on_cancel, ramp
+        every joint to rest at its max deceleration and hold where it stops (JTC.cpp:1851-1937)."""
+        q, qd = np.asarray(q, dtype=float).copy(), np.asarray(qd, dtype=float).copy()
+        if not self.params.decelerates:
+            self.hold_q, self.stopping = q, None
+            return
+        decel = np.array([self.params.max_deceleration_on_cancel[j] for j in self.params.joints])
+        direction = np.where(qd >= 0.0, 1.0, -1.0)
+        stop_time = np.abs(qd) / decel
+        hold = q + direction * qd**2 / (2 * decel)
+        period = 1.0 / self.params.update_rate
+        points = []
+        for k in range(int(np.ceil(stop_time.max() / period)) + 1):
+            t = k * period
+            moving = (t < stop_time) & (np.abs(qd) > _EPS)
+            v = np.where(moving, qd - direction * decel * t, 0.0)
+            v = np.where(v * direction < 0.0, 0.0, v)
+            p = np.where(moving, q + qd * t - 0.5 * direction * decel * t * t, hold)
+            a = np.where(moving, -direction * decel, 0.0)
+            points.append(TrajectoryPoint(t, p, v, a))
+        if len(points) < 2:  # already at rest
+            self.hold_q, self.stopping = q, None
+            return
+        self.stopping = TrajectorySampler(points, now, TrajectoryPoint(now, q, qd, np.zeros_like(q)))
+        self.hold_q = hold
+
+    def _end(self, status: str, code: int, text: str, stop: tuple[float, np.ndarray, np.ndarray] | None) -> None:
         assert self.active is not None
         self.ended.append(GoalEnd(self.active.goal_id, status, {"error_code": code, "error_string": text}))
-        if hold is not None:
-            self.hold_q = hold.copy()
         self.active = None
+        if stop is not None:
+            self._stop(*stop)
 
     def update(self, now: float, period: float, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One control cycle at time ``now``: the (position, velocity) command for the next period."""
         a = self.active
         if a is None:
+            if self.stopping is not None:
+                command, command_v, before_last, _ = self.stopping.sample(now + period)
+                if not before_last:
+                    self.stopping = None
+                return command, command_v
             return self.hold_q, np.zeros_like(self.hold_q)
         first_sample = a.sampler is None
         if first_sample:
@@ -326,8 +373,8 @@ class TrajectoryController:
         tol = a.tolerances
         # path tolerance while moving (JTC.cpp:380-389); a violation aborts and holds (JTC.cpp:466-491)
         if (before_last or first_sample) and np.any((tol.path > 0) & (np.abs(error) > tol.path)):
-            self._end("aborted", PATH_TOLERANCE_VIOLATED, "Aborted due to path tolerance violation", q)
-            return self.hold_q, np.zeros_like(q)
+            self._end("aborted", PATH_TOLERANCE_VIOLATED, "Aborted due to path tolerance violation", (now, q, qd))
+            return self.update(now, period, q, qd)
         if not before_last:  # goal tolerance past the last point, JTC.cpp:390-407
             outside = (tol.goal > 0) & (np.abs(error) > tol.goal)
             if self.params.velocity_command:  # velocity error exists only then, JTC.cpp:1510-1515
@@ -338,8 +385,8 @@ class TrajectoryController:
                 return command, command_v
             if tol.goal_time != 0.0 and since > tol.goal_time:  # JTC.cpp:394-405, 511-538
                 self._end("aborted", GOAL_TOLERANCE_VIOLATED,
-                          f"Aborted due to goal_time_tolerance exceeding by {since:.6f} seconds", q)
-                return self.hold_q, np.zeros_like(q)
+                          f"Aborted due to goal_time_tolerance exceeding by {since:.6f} seconds", (now, q, qd))
+                return self.update(now, period, q, qd)
             # goal_time 0 and outside the goal tolerance: the goal waits, possibly forever (JTC.yaml:222-230)
         return command, command_v
 

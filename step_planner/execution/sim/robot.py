@@ -168,7 +168,7 @@ class SimRobot:
 
     def cancel_trajectory(self, goal_id: Hashable) -> bool:
         with self.lock:
-            return self.arm.cancel(goal_id, self._arm_q()[0])
+            return self.arm.cancel(goal_id, float(self.data.time), *self._arm_q())
 
     def trajectory_feedback(self) -> dict | None:
         with self.lock:

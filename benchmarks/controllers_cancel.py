@@ -1,0 +1,138 @@
+"""How fast does a cancel stop the arm when the arm is a robot across ROS?
+
+    python benchmarks/controllers_cancel.py --runs 24
+
+The controllers backend drives the MuJoCo robot (``step-planner mujoco-robot``, real-time pace, its own process).
+Each run starts a primitive (open_drawer, pick, close_drawer in turn; no planner, no LLM), waits until the arm
+moves faster than 0.2 rad/s plus a random 0-0.6 s, then sets the primitive's cancel event from another thread:
+what the node's cancel callback does when an ExecuteTask cancel arrives. The backend cancels its
+FollowJointTrajectory goal and joint_trajectory_controller holds the arm (JTC.cpp:1429-1450). Measured from
+``cancel.set()`` to the first /joint_states message (received by this process) in which every arm joint moves
+slower than 0.01 rad/s, and to the primitive's CANCELED return.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FAST = 0.2  # rad/s: the arm is in motion
+STILL = 0.01  # rad/s: the arm has stopped
+CALLS = ("open_drawer(drawer)", "pick(tape)", "close_drawer(drawer)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=24)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--realtime-factor", type=float, default=1.0, help="the MuJoCo robot's pace")
+    return parser
+
+
+def ms(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms" if values else "n/a"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from sensor_msgs.msg import JointState
+
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.domain.scene import load_scene
+    from step_planner.execution.base import ExecCode
+    from step_planner.execution.controllers.config import BoundaryConfig
+    from step_planner.execution.controllers.connection import RobotConnection
+    from step_planner.execution.factory import make_executor
+    from step_planner.resources import config_path
+    from step_planner.ros.robot_process import RobotProcess
+
+    rng = random.Random(args.seed)
+    library = PrimitiveLibrary.load(config_path("primitives.yaml"))
+    world = load_scene(config_path("scenes", "drawer_desk.yaml"))
+    config = BoundaryConfig.load(config_path("robot_boundary.yaml"))
+    print(f"No planner, no LLM: primitives run directly. The MuJoCo robot at real-time factor {args.realtime_factor} "
+          f"in another process; {args.runs} cancels.\n")
+    samples: list[tuple[float, float]] = []  # (received, fastest arm joint)
+    lock = threading.Lock()
+
+    def on_joints(msg: JointState) -> None:
+        speed = max(abs(v) for n, v in zip(msg.name, msg.velocity, strict=False) if n in config.arm.joints)
+        with lock:
+            samples.append((time.monotonic(), speed))
+
+    stops, returns, codes, at_cancel = [], [], [], []
+    with RobotProcess(realtime_factor=args.realtime_factor, scene="drawer_desk"):
+        connection = RobotConnection(config, node_name="controllers_cancel_bench")
+        connection.node.create_subscription(JointState, config.joint_states, on_joints, 100)
+        try:
+            connection.wait_ready(60.0)
+            executor = make_executor("controllers", library, world, connection=connection,
+                                     load_scene="/mujoco_robot/load_scene")
+            for run in range(args.runs):
+                call = library.parse_call_text(CALLS[run % len(CALLS)])
+                if call.name == "close_drawer":  # needs an open drawer: open it first, uncanceled
+                    executor.reset(world)
+                    executor.execute(library.parse_call_text("open_drawer(drawer)"))
+                else:
+                    executor.reset(world)
+                cancel, stamp = threading.Event(), {}
+                delay = rng.uniform(0.0, 0.6)
+
+                def press(cancel=cancel, stamp=stamp, delay=delay) -> None:
+                    deadline = time.monotonic() + 60.0
+                    moving_since = None
+                    while time.monotonic() < deadline and "done" not in stamp:
+                        with lock:
+                            fast = bool(samples) and samples[-1][1] > FAST
+                        if fast and moving_since is None:
+                            moving_since = time.monotonic()
+                        if moving_since is not None and time.monotonic() - moving_since >= delay:
+                            stamp["set"] = time.monotonic()
+                            cancel.set()
+                            return
+                        time.sleep(0.002)
+
+                presser = threading.Thread(target=press, daemon=True)
+                presser.start()
+                outcome = executor.execute(call, cancel)
+                returned = time.monotonic()
+                stamp["done"] = True
+                presser.join()
+                codes.append(outcome.code.value)
+                if outcome.code is not ExecCode.CANCELED or "set" not in stamp:
+                    continue
+                t_set = stamp["set"]
+                returns.append(returned - t_set)
+                time.sleep(0.3)
+                with lock:
+                    after = [(t, s) for t, s in samples if t > t_set]
+                    before = [s for t, s in samples if t <= t_set]
+                still = next((t for t, s in after if s < STILL), None)
+                if still is not None:
+                    stops.append(still - t_set)
+                at_cancel.append(before[-1] if before else float("nan"))
+            executor.close()
+        finally:
+            connection.close()
+    others = sorted(c for c in codes if c != "CANCELED") or "none"
+    print(f"{codes.count('CANCELED')}/{len(codes)} primitives CANCELED (others: {others}; a primitive can end before "
+          f"its cancel)")
+    print(f"cancel.set() -> every arm joint below {STILL} rad/s on /joint_states: {ms(stops)} (n={len(stops)}; "
+          f"target: within 200 ms)")
+    print(f"cancel.set() -> the primitive returned CANCELED: {ms(returns)}")
+    if at_cancel:
+        print(f"fastest arm joint at the cancel: median {statistics.median(at_cancel):.2f} rad/s, "
+              f"max {max(at_cancel):.2f} rad/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
