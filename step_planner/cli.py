@@ -23,6 +23,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from step_planner.execution.factory import BACKENDS
 from step_planner.resources import config_dir
 
 
@@ -110,6 +111,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {}
     if args.video:
         options["video_path"] = args.video
+    if args.robot:
+        if args.backend != "controllers":
+            print("step-planner: --robot is for the controllers backend", file=sys.stderr)
+            return 2
+        options["robot"] = args.robot
     if args.realtime:
         if args.backend != "sim":
             print("step-planner: --realtime is for the sim backend", file=sys.stderr)
@@ -233,7 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="plan and execute one instruction")
     plan.add_argument("instruction")
     plan.add_argument("--scene", default="drawer_desk", help="scene YAML path or name in config/scenes")
-    plan.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"])
+    plan.add_argument("--backend", default="symbolic", choices=BACKENDS,
+                      help="controllers: a robot behind ros2_control's actions (config/robot_boundary.yaml), whose "
+                           "own world --scene describes; see --robot")
+    plan.add_argument("--robot", help="backend controllers: the robot of config/robot_boundary.yaml (panda, fr3)")
     plan.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
     plan.add_argument("--model", help="model name at the endpoint")
     plan.add_argument("--offline", action="store_true", help="use the answers shipped with the project")
@@ -263,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="re-execute a recorded episode without any LLM, or play it back on ROS "
                                            "topics (--publish)")
     replay.add_argument("episode")
-    replay.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"])
+    replay.add_argument("--backend", default="symbolic", choices=BACKENDS)
     replay.add_argument("--video")
     replay.add_argument("--publish", action="store_true",
                         help="execute nothing: publish the recorded joint trajectory on /joint_states and the tree "

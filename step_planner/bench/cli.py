@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from step_planner.bench.planners import is_known, planner_names
+from step_planner.execution.factory import BACKENDS
 from step_planner.resources import config_path
 
 
@@ -53,7 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
     p.add_argument("--tasks", help="only these task ids or categories (comma-separated)")
-    p.add_argument("--backend", default="symbolic", choices=["symbolic", "sim", "moveit"], help="executor backend")
+    p.add_argument("--backend", default="symbolic", choices=BACKENDS,
+                   help="executor backend; controllers: a running MuJoCo robot (step-planner mujoco-robot), put into "
+                        "each task's world through --scene-service")
+    p.add_argument("--scene-service", default="/mujoco_robot/load_scene",
+                   help="backend controllers: the robot's LoadScene service")
     p.add_argument("--out", default="results", help="output folder")
     p.add_argument("--base-url", help="a real OpenAI-compatible endpoint instead of the scripted expert")
     p.add_argument("--model", help="model name at --base-url")
@@ -138,12 +143,8 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
 
 def main_bench(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from step_planner.bench.report import write_report
-    from step_planner.bench.runner import episodes, run_one
     from step_planner.bench.tasks import TaskError, check_optimal, load_suite
     from step_planner.domain.primitives import PrimitiveLibrary
-    from step_planner.execution.errors import BackendUnavailable
-    from step_planner.execution.factory import make_executor
     from step_planner.planner.config import ConfigError, PlannerConfig
 
     library = PrimitiveLibrary.load(config_path("primitives.yaml"))
@@ -164,12 +165,45 @@ def main_bench(argv: list[str] | None = None) -> int:
     if args.seeds < 1:
         print("step-planner bench: --seeds must be at least 1", file=sys.stderr)
         return 2
+    stack = ExitStack()
+    options = _backend_options(args, stack)
+    if options is None:
+        return 2
+    with stack:
+        return _sweep(args, argv, library, tasks, config, options)
+
+
+def _backend_options(args: argparse.Namespace, stack: ExitStack) -> dict[str, Any] | None:
+    """What make_executor needs besides the world: for controllers, one robot connection for the whole sweep."""
+    if args.backend != "controllers":
+        return {}
+    from step_planner.execution.controllers.config import BoundaryConfig
+    from step_planner.execution.controllers.connection import RobotConnection, RobotUnavailable
+
+    config = BoundaryConfig.load(config_path("robot_boundary.yaml"))
+    connection = RobotConnection(config, node_name="step_planner_bench")
+    stack.callback(connection.close)
+    try:
+        connection.wait_ready()
+    except RobotUnavailable as exc:
+        print(f"step-planner bench: backend 'controllers' unavailable: {exc}", file=sys.stderr)
+        return None
+    return {"connection": connection, "load_scene": args.scene_service}
+
+
+def _sweep(args: argparse.Namespace, argv: list[str] | None, library: Any, tasks: list, config: Any,
+           options: dict[str, Any]) -> int:
+    from step_planner.bench.report import write_report
+    from step_planner.bench.runner import episodes, run_one
+    from step_planner.execution.errors import BackendUnavailable
+    from step_planner.execution.factory import make_executor
+
     usable: dict[str, str | None] = {}  # scene -> why the backend cannot build it (None: it can)
     for task in tasks:  # fail before the sweep, with the backend's own reason, when it cannot run
         if task.scene in usable:
             continue
         try:
-            probe = make_executor(args.backend, library, task.fresh_world())
+            probe = make_executor(args.backend, library, task.fresh_world(), **options)
             if callable(close := getattr(probe, "close", None)):
                 close()
             usable[task.scene] = None
@@ -194,7 +228,7 @@ def main_bench(argv: list[str] | None = None) -> int:
     records = []
     with ExitStack() as stack:
         make_llm, source, tokenizer = _llm_factory(args, library, stack)
-        executor_factory = lambda lib, world: make_executor(args.backend, lib, world)  # noqa: E731
+        executor_factory = lambda lib, world: make_executor(args.backend, lib, world, **options)  # noqa: E731
         for task, planner, noise, seed in tqdm(combos, desc="bench", unit="run", disable=args.quiet, file=sys.stderr):
             records.append(run_one(task, planner, noise, seed, library=library, config=config,
                                    make_llm=make_llm, make_executor=executor_factory, record_dir=record))
