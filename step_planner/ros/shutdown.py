@@ -63,17 +63,19 @@ class StopSignals:
     def __init__(self) -> None:
         self.received: list[str] = []
         self._reported = 0
-        self._previous: dict[int, Any] = {}
 
     def install(self) -> StopSignals:
         for signum in self.SIGNALS:
-            self._previous[signum] = signal.signal(signum, self._on_signal)
+            signal.signal(signum, self._on_signal)
         return self
 
-    def restore(self) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous.clear()
+    def ignore_from_now(self) -> None:
+        """Once everything is stopped: a signal arriving while the interpreter exits (a second Ctrl-C, launch's
+        SIGTERM) must not kill the process (exit code -2 or -15). Python's own handlers would not do: the
+        interpreter's finalisation resets signals with a Python handler to the default action, but leaves
+        ignored ones ignored (CPython Modules/signalmodule.c, _PySignal_Fini)."""
+        for signum in self.SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self.received.append(signal.Signals(signum).name)
@@ -178,7 +180,7 @@ def run_node(make_node: Callable[[], Node], args: list[str], *, num_threads: int
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-        stop.restore()
+        stop.ignore_from_now()
     return code
 
 
