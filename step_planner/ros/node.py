@@ -183,11 +183,11 @@ class StepPlannerNode(Node):
             goal_handle.canceled()
         else:
             goal_handle.abort()
-        text = f"goal ended: {result.error.value}: {result.message} ({len(result.executed)} primitives)"
+        primitives = f"({len(result.executed)} primitives)"
         if result.success:  # rclpy loggers cache one severity per call site: two calls, not one variable
-            self.get_logger().info(text)
+            self.get_logger().info(f"goal succeeded: {result.message} {primitives}")
         else:
-            self.get_logger().warning(text)
+            self.get_logger().warning(f"goal ended: {result.error.value}: {result.message} {primitives}")
         return msg
 
     def _check_goal(self, goal: ExecuteTask.Goal) -> tuple[WorldState | None, str | None]:
