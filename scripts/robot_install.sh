@@ -41,8 +41,8 @@ if [ "${steps[0]}" = system ]; then
 grep -E '^ros-' "$repo/requirements.txt" >"$root/system-packages.txt"
 printf '%s\n' colcon-common-extensions catkin-pkg empy >>"$root/system-packages.txt"
 # --no-warn-conflicts: pip would judge the interpreter's own unrelated packages against this prefix
-"$python" -m pip install --quiet --no-input --prefix "$sys" --ignore-installed --no-warn-script-location --no-warn-conflicts \
-  -c "$repo/requirements.txt" -r "$root/system-packages.txt" 2> >(grep -v "is ignored: it is neither" >&2)
+"$python" -m pip install --quiet --no-input --prefix "$sys" --ignore-installed --no-warn-script-location \
+  --no-warn-conflicts -c "$repo/requirements.txt" -r "$root/system-packages.txt" 2> >(grep -v "is ignored: it is neither" >&2)
 cat >"$sys/setup.bash" <<EOF
 # what /opt/ros/jazzy/setup.bash sets, for this prefix
 export ROS_DISTRO=jazzy ROS_VERSION=2 ROS_PYTHON_VERSION=3

@@ -102,6 +102,23 @@ def test_moveit_is_installed_by_rosdep_only_when_asked_for():
     assert {"rclpy", "launch", "launch_ros", "robot_state_publisher", "python3-yaml"} <= declared({})
 
 
+def test_the_simulation_runs_the_readme_robot_block():
+    text = (ROOT / "README.md").read_text().split("**On a robot machine**", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)
+    script = "".join((ROOT / "scripts" / name).read_text() for name in ("robot_install.sh", "colcon_workspace.sh"))
+    for readme, simulated in [
+        ("rosdep install --from-paths src --ignore-src -y", None),  # rosdep cannot run here (no index)
+        ("python3 -m venv --system-site-packages ", '"$python" -m venv --system-site-packages '),
+        ("pip install -r src/step_planner/requirements-robot.txt",
+         'pip install --quiet --no-input -r "$repo/requirements-robot.txt"'),
+        ("python -m colcon build --base-paths src/step_planner src/step_planner/step_planner_interfaces",
+         "colcon=(python -m colcon)"),
+    ]:
+        assert readme in block, readme
+        assert simulated is None or simulated in script, simulated
+    assert "build --base-paths src/step_planner src/step_planner/step_planner_interfaces" in script
+
+
 @pytest.fixture(scope="module")
 def robot(tmp_path_factory) -> Path:
     """The simulated robot machine: ``make robot-install``'s (``$STEP_PLANNER_ROBOT_INSTALL``), else built."""
