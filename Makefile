@@ -8,6 +8,8 @@
 #   make demo-ros    the ROS quick start offline: node, goal through the action server, tree, clean stop
 #   make interfaces  (re)build step_planner_interfaces into the venv
 #   make colcon-ws   the README's `colcon build` in a throwaway workspace ($(WS)); tests run the node from it
+#   make robot-install  the README's robot-machine install, simulated in $(ROBOT): the ros-* wheels as "the
+#                    system", a venv with requirements-robot.txt over it, the workspace (scripts/robot_install.sh)
 #   make bench       every benchmark of benchmarks/commands.yaml (hours), then BENCHMARKS.md re-rendered;
 #                    make bench ONLY=core_perf,cancel runs only those (see benchmarks/README.md)
 #   make clean       build trees and caches;  make distclean  also the venv
@@ -34,6 +36,9 @@ TEST_IFACES := control_msgs franka_msgs tf2_msgs
 TEST_IFACE_STAMPS := $(foreach p,$(TEST_IFACES),$(VENV)/.step_planner-test-$(p).stamp)
 WS ?= $(BUILD_DIR)/colcon_ws
 WS_STAMP := $(WS)/.step_planner-built.stamp
+ROBOT ?= $(BUILD_DIR)/robot
+ROBOT_ENV_STAMP := $(ROBOT)/.step_planner-system.stamp
+ROBOT_STAMP := $(ROBOT)/.step_planner-built.stamp
 # what goes into the workspace: the files git knows about (tests and docs do not change the install)
 WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2>/dev/null \
             | grep -v -e '^test/' -e '\.md$$' -e '^docs/' -e '^benchmarks/'))
@@ -41,7 +46,7 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces colcon-ws test lint pytest demo demo-ros bench clean distclean
+.PHONY: venv interfaces colcon-ws robot-install test lint pytest demo demo-ros bench clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP) $(TEST_IFACE_STAMPS)
 
@@ -81,13 +86,25 @@ $(WS_STAMP): $(WS_SRC) scripts/colcon_workspace.sh $(REQ_STAMP) $(IFACE_STAMP)
 	scripts/colcon_workspace.sh $(VENV) $(WS)
 	@touch $@
 
+# The robot machine's install (test/test_robot_install.py runs the node from it): "the system" and the venv
+# (about 2 min) when the requirements change, the workspace (about 1 min) when the code does.
+robot-install: $(ROBOT_STAMP)
+
+$(ROBOT_ENV_STAMP): requirements.txt requirements-robot.txt scripts/robot_install.sh scripts/fix_ros_cmake_paths.py
+	PYTHON=$(PYTHON) scripts/robot_install.sh --system $(ROBOT)
+	@touch $@
+
+$(ROBOT_STAMP): $(WS_SRC) $(ROBOT_ENV_STAMP) scripts/colcon_workspace.sh
+	PYTHON=$(PYTHON) scripts/robot_install.sh --workspace $(ROBOT)
+	@touch $@
+
 # One DDS domain per run and discovery on loopback only, so parallel runs on one machine stay apart
 # and nothing leaves the host. ROS logs go to a throwaway directory instead of ~/.ros/log.
-test: venv colcon-ws
+test: venv colcon-ws robot-install
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( RANDOM % 100 + 101 )) \
 	       ROS_LOG_DIR="$$tmp/ros_log" AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
-	       STEP_PLANNER_COLCON_WS="$(abspath $(WS))"; \
+	       STEP_PLANNER_COLCON_WS="$(abspath $(WS))" STEP_PLANNER_ROBOT_INSTALL="$(abspath $(ROBOT))"; \
 	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID ROS_LOG_DIR=$$ROS_LOG_DIR"; \
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 	$(VENV)/bin/ruff check .

@@ -15,7 +15,8 @@ only knows the mock_components and isaac hardware types, so pass a Gazebo-ready 
 gz_ros2_control/GazeboSimSystem and loads the Panda MoveIt config's ros2_controllers.yaml). SRDF,
 kinematics, joint limits and controllers come from the Panda MoveIt config. Written against the
 documented ros_gz_sim, controller_manager, moveit_configs_utils and launch_ros APIs; it has NOT been
-run here (no Gazebo or MoveIt on the dev machine).
+run here (no Gazebo or MoveIt on the dev machine). MoveIt is imported only in launch_setup, after a check of
+every package it uses, so `--show-args` works without them (see launch_common).
 """
 
 import os
@@ -26,21 +27,32 @@ from launch.event_handlers import OnProcessExit
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from moveit_configs_utils import MoveItConfigsBuilder
 
 from launch import LaunchDescription
-from step_planner.ros.launch_common import arguments, package_file, step_planner_node
+from step_planner.ros.launch_common import (
+    MOVEIT_ROSDEP,
+    arguments,
+    import_from,
+    package_file,
+    require,
+    step_planner_node,
+)
 
 MOVEIT_CONFIG = "moveit_resources_panda_moveit_config"
 CONTROLLERS = ["joint_state_broadcaster", "panda_arm_controller", "panda_hand_controller"]
+NEEDS = ["ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "robot_state_publisher", "controller_manager",
+         "moveit_ros_move_group", "moveit_configs_utils", "moveit_py", MOVEIT_CONFIG]
 
 
 def launch_setup(context) -> list:
     description_file = LaunchConfiguration("description_file").perform(context)
     if not description_file:
         raise RuntimeError("gazebo.launch.py needs description_file:=<Gazebo-ready Panda xacro> (see its docstring)")
+    require("gazebo.launch.py", *NEEDS, hint=MOVEIT_ROSDEP)
+    builder = import_from("gazebo.launch.py", "moveit_configs_utils", "MoveItConfigsBuilder", "moveit_configs_utils",
+                          hint=MOVEIT_ROSDEP)
     moveit_config = (
-        MoveItConfigsBuilder(robot_name="panda", package_name=MOVEIT_CONFIG)
+        builder(robot_name="panda", package_name=MOVEIT_CONFIG)
         .robot_description(file_path=description_file)
         .trajectory_execution(file_path="config/gripper_moveit_controllers.yaml")
         .planning_pipelines(pipelines=["ompl", "pilz_industrial_motion_planner"])

@@ -7,7 +7,8 @@
 
 offline:=true serves answers recorded from a scripted expert (config/replay), NOT an LLM, and the node says so.
 With backend:=sim the node publishes /joint_states and /robot_description, and this file also starts
-robot_state_publisher on the simulator's URDF so RViz shows the arm.
+robot_state_publisher on the simulator's URDF so RViz shows the arm (without robot_state_publisher
+installed the node runs alone, with a warning; without MuJoCo nothing starts and one line says what to install).
 
 The API key is read from the environment variable named by the llm.api_key_env parameter
 (OPENAI_API_KEY by default); export it before launching. It is never a launch argument.
@@ -19,5 +20,10 @@ from launch import LaunchDescription
 from step_planner.ros.launch_common import arguments, sim_robot_state_publisher, step_planner_node
 
 
+def launch_setup(context) -> list:
+    viewer = sim_robot_state_publisher(context)  # checked first: a missing dependency stops nothing half-started
+    return [step_planner_node(), *viewer]
+
+
 def generate_launch_description() -> LaunchDescription:
-    return LaunchDescription([*arguments(), step_planner_node(), OpaqueFunction(function=sim_robot_state_publisher)])
+    return LaunchDescription([*arguments(), OpaqueFunction(function=launch_setup)])

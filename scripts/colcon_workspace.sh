@@ -2,6 +2,7 @@
 # Build the README's ROS 2 workspace from this checkout, the way a ROS user does, in a throwaway folder:
 #
 #   scripts/colcon_workspace.sh VENV WS
+#   scripts/colcon_workspace.sh --sourced WS   (the ROS underlay sourced and a venv active: robot_install.sh)
 #
 # WS/src/step_planner gets a copy of this repository's files (what git tracks plus new files it does not
 # ignore), then, in WS, exactly the README's line:
@@ -12,15 +13,23 @@
 # install, so AMENT_PREFIX_PATH/CMAKE_PREFIX_PATH point at it and its bin/ comes first on PATH (the python
 # colcon finds for the generators and for the console scripts' shebangs). Nothing is installed into the
 # venv; WS/install is what `source install/setup.bash` uses. Colcon's logs stay in WS/log.
+# With --sourced, the environment is taken as it is and colcon runs as `python -m colcon` with the active
+# venv's python, as the ROS docs have it for a venv (the console scripts' shebang is then that python).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
-venv="$(cd "${1:?usage: colcon_workspace.sh VENV WS}" && pwd)"
-ws="${2:?usage: colcon_workspace.sh VENV WS}"
+venv="${1:?usage: colcon_workspace.sh VENV|--sourced WS}"
+ws="${2:?usage: colcon_workspace.sh VENV|--sourced WS}"
 start=$(date +%s)
 
-[ -x "$venv/bin/colcon" ] || { echo "colcon_workspace: no colcon in $venv (make venv installs it)" >&2; exit 2; }
+if [ "$venv" = --sourced ]; then
+  colcon=(python -m colcon)
+else
+  venv="$(cd "$venv" && pwd)"
+  [ -x "$venv/bin/colcon" ] || { echo "colcon_workspace: no colcon in $venv (make venv installs it)" >&2; exit 2; }
+  colcon=(colcon)
+fi
 rm -rf "$ws"
 mkdir -p "$ws/src/step_planner"
 ws="$(cd "$ws" && pwd)"
@@ -32,11 +41,12 @@ else
   tar -C "$repo" --exclude=./.venv --exclude=./build --exclude=./install --exclude=./log --exclude=./.git -cf - . \
     | tar -C "$ws/src/step_planner" -xf -
 fi
-"$venv/bin/python" "$here/fix_ros_cmake_paths.py" "$venv" >/dev/null
-
-export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv" PATH="$venv/bin:$PATH"
+if [ "$venv" != --sourced ]; then
+  "$venv/bin/python" "$here/fix_ros_cmake_paths.py" "$venv" >/dev/null
+  export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv" PATH="$venv/bin:$PATH"
+fi
 cd "$ws"
-colcon build --base-paths src/step_planner src/step_planner/step_planner_interfaces >"$ws/colcon_build.log" 2>&1 \
+"${colcon[@]}" build --base-paths src/step_planner src/step_planner/step_planner_interfaces >"$ws/colcon_build.log" 2>&1 \
   || { tail -60 "$ws/colcon_build.log" >&2; exit 1; }
 test -x "$ws/install/step_planner/lib/step_planner/step_planner_node" \
   || { echo "colcon_workspace: no install/step_planner/lib/step_planner/step_planner_node" >&2; exit 1; }

@@ -85,3 +85,13 @@ def test_feedback_describes_the_active_node():
     assert (fb.active_node_id, fb.active_node_text, fb.active_node_depth) == (1, "pick(tape)", 1)
     assert (fb.node_count, fb.llm_calls, fb.elapsed_s) == (2, 3, 1.5)
     assert (fb.conditions_met, fb.conditions_total) == (0, 1)
+
+
+def test_a_success_has_no_error_msg_as_in_nav2_and_says_what_holds_in_conditions():
+    tree = _tree()
+    result = GoalResult(True, GoalError.NONE, "the instruction is achieved: in(tape, drawer) (observation)",
+                        verified=True, conditions=[{**c.to_dict(), "holds": True}
+                                                   for c in tree.node(tree.root).conditions])
+    msg = result_msg(result)
+    assert (msg.success, msg.error_code, msg.error_msg) == (True, ExecuteTask.Result.NONE, "")
+    assert msg.verified and [(c.text, c.holds) for c in msg.conditions] == [("in(tape, drawer)", True)]

@@ -61,6 +61,7 @@ def test_an_unrecorded_instruction_fails_clearly_and_the_node_serves_the_next(ro
     missed = wait_for(ros.send("juggle the screwdriver").get_result_async(), timeout=60).result
     assert missed.error_code == ExecuteTask.Result.LLM_UNAVAILABLE
     assert "no recording" in missed.error_msg and missed.executed_primitives == []
+    assert f"offline answers cover only the instructions in {CONFIG / 'demo_tasks.yaml'};" in missed.error_msg
     ok = wait_for(ros.send(DEMO).get_result_async(), timeout=60).result
     assert ok.success, ok.error_msg
     assert endpoint.requests == []

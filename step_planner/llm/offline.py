@@ -23,11 +23,16 @@ from step_planner.llm.replay import ReplayHandler
 PINNED = ("model", "temperature", "max_tokens")  # request fields that are part of the answers' key
 
 
+def demo_tasks(folder: Path) -> Path:
+    """The list of the instructions the answers in ``folder`` (config/replay) cover: config/demo_tasks.yaml."""
+    return folder.parent / "demo_tasks.yaml"
+
+
 def notice(folder: Path) -> str:
     """What every offline run tells its user, once, before planning."""
     return (f"OFFLINE: answers recorded with the project ({folder}), produced by a scripted expert, not an LLM "
-            "(step-planner record-answers). They are SCRIPTED: an instruction that was not recorded fails with "
-            "LLM_UNAVAILABLE naming the request.")
+            f"(step-planner record-answers). They are SCRIPTED: they cover the instructions in {demo_tasks(folder)}; "
+            "any other fails with LLM_UNAVAILABLE naming the request.")
 
 
 def recorded_settings(folder: Path) -> dict[str, Any]:
@@ -48,7 +53,8 @@ class OfflineAnswers:
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise FileNotFoundError(f"no offline answers folder {self.folder}")
-        self.handler = ReplayHandler(self.folder)
+        self.handler = ReplayHandler(self.folder, miss_hint=f"offline answers cover only the instructions in "
+                                     f"{demo_tasks(self.folder)}; for others, use a real LLM endpoint")
         self.server = LoopbackServer(self.handler).start()
         self.recorded = recorded_settings(self.folder)
 

@@ -56,8 +56,9 @@ def last_user_line(request: dict) -> str:
 class ReplayHandler:
     """Answer from `<folder>/<key>.json`; an unknown request is a loud 404 (code "replay_miss")."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, miss_hint: str = "record it, or fix the prompt") -> None:
         self.folder = Path(folder)
+        self.miss_hint = miss_hint  # what a miss tells the user to do
         self.hits: list[str] = []
         self.misses: list[str] = []
         self._lock = threading.Lock()
@@ -70,7 +71,7 @@ class ReplayHandler:
                 self.misses.append(key)
             return Fault("http_error", status=404, code="replay_miss", extra={"key": key},
                          message=f"no recording {key}.json in {self.folder} for the request whose last user "
-                                 f"message starts {last_user_line(request)!r} (record it, or fix the prompt)")
+                                 f"message starts {last_user_line(request)!r} ({self.miss_hint})")
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             stored_key = request_key(record["request"])

@@ -92,7 +92,9 @@ def result_msg(result: GoalResult, stamp: Time | None = None) -> ExecuteTask.Res
     msg = ExecuteTask.Result()
     msg.success = bool(result.success)
     msg.error_code = ERROR_CODES[result.error]
-    msg.error_msg = result.message
+    # nav2's convention (nav2_msgs actions: error_code, error_msg): the message is for errors only; on success
+    # error_code is NONE, error_msg is empty, and what was achieved is in `conditions` (each fact, its truth).
+    msg.error_msg = "" if result.success else result.message
     msg.verified = bool(result.verified)
     msg.conditions = [Condition(**condition_fields(c)) for c in result.conditions]
     msg.executed_primitives = [f"{call} -> {outcome.code.value}" for call, outcome in result.executed]

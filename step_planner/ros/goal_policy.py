@@ -38,9 +38,16 @@ class Ticket:
     goal_id: str
     cancel: threading.Event = field(default_factory=threading.Event)
     preempted_by: str | None = None
+    stopped_by: str | None = None  # the node is shutting down
+
+    def stop(self, reason: str) -> None:
+        self.stopped_by = reason
+        self.cancel.set()
 
     @property
     def cancel_reason(self) -> str:
+        if self.stopped_by:
+            return self.stopped_by
         if self.preempted_by:
             return f"preempted by goal {self.preempted_by}"
         return "canceled by the client"

@@ -1,17 +1,71 @@
-"""Shared pieces of the launch files in launch/: the node with its launch arguments.
+"""Shared pieces of the launch files in launch/: the node with its launch arguments, and dependency checks.
 
 Imported only by launch files (it needs the ROS ``launch`` packages, which the node itself does not).
+
+A launch file imports at module level only ``launch``, ``launch_ros``, ``ament_index_python`` and this
+module, and declares every argument at the top level of its description: ``ros2 launch ... --show-args``
+imports the file and lists the arguments it finds without running anything (ros2/launch_ros jazzy,
+ros2launch/api/api.py:95-124: print_arguments_of_launch_file), and arguments declared inside an
+OpaqueFunction are invisible there. Everything that needs MoveIt, Gazebo or another optional package goes
+into an OpaqueFunction body that first calls :func:`require` (and :func:`import_from` for Python modules):
+a missing package then ends the launch before anything started, with one line naming what to install
+(launch prints an exception from an action as "Caught exception in launch (see debug for traceback): <the
+message>", ros2/launch jazzy, launch/launch/launch_service.py:351-359), instead of a module-level
+ImportError that launch reports as a 35-line traceback and "The launch file may have a syntax error".
 """
 
+import importlib
 import os
+from typing import Any
 
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 PACKAGE = "step_planner"
+MOVEIT_ROSDEP = "STEP_PLANNER_MOVEIT=1 rosdep install --from-paths src --ignore-src -y"  # see package.xml
+
+
+class MissingDependency(RuntimeError):
+    """A package a launch file needs is not installed. The message is one line naming what to install."""
+
+
+def apt_package(ros_package: str) -> str:
+    """The distribution's package of a ROS package: ros-jazzy-robot-state-publisher."""
+    return f"ros-{os.environ.get('ROS_DISTRO') or 'jazzy'}-{ros_package.replace('_', '-')}"
+
+
+def installed(ros_package: str) -> bool:
+    """Whether the ament index knows ``ros_package`` (what ``ros2 pkg prefix`` checks)."""
+    try:
+        get_package_prefix(ros_package)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+def missing_message(needed_by: str, ros_packages: list[str], hint: str = "") -> str:
+    """One line: what is missing, as the command that installs it."""
+    apt = " ".join(apt_package(p) for p in ros_packages)
+    what = "a ROS package that is" if len(ros_packages) == 1 else "ROS packages that are"
+    return f"{needed_by} needs {what} not installed: sudo apt install {apt}" + (f" (or {hint})" if hint else "")
+
+
+def require(needed_by: str, *ros_packages: str, hint: str = "") -> None:
+    """Raise :class:`MissingDependency` naming every package of ``ros_packages`` that is not installed."""
+    missing = [p for p in ros_packages if not installed(p)]
+    if missing:
+        raise MissingDependency(missing_message(needed_by, missing, hint))
+
+
+def import_from(needed_by: str, module: str, name: str, ros_package: str, hint: str = "") -> Any:
+    """``from module import name``, where it is used, or :class:`MissingDependency` naming ``ros_package``."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        raise MissingDependency(missing_message(needed_by, [ros_package], hint)) from None
 
 
 def package_file(*parts: str) -> str:
@@ -44,7 +98,7 @@ def arguments(backend: str = "symbolic") -> list:
     return [
         DeclareLaunchArgument("params_file", default_value=package_file("config", "step_planner.yaml"),
                               description="Parameter file of the node"),
-        DeclareLaunchArgument("backend", default_value=backend, choices=["symbolic", "sim", "moveit"],
+        DeclareLaunchArgument("backend", default_value=backend, choices=["symbolic", "sim", "controllers", "moveit"],
                               description="Executor backend"),
         DeclareLaunchArgument("scene", default_value="drawer_desk", description="Scene name or path"),
         DeclareLaunchArgument("goal_policy", default_value="reject", choices=["reject", "preempt", "queue"],
@@ -63,11 +117,25 @@ def arguments(backend: str = "symbolic") -> list:
 def sim_robot_state_publisher(context) -> list:
     """backend sim: robot_state_publisher on the simulator's URDF, so RViz gets /tf from /joint_states.
 
-    An OpaqueFunction body: the URDF is read (and MuJoCo's Python package imported) only for backend sim.
+    For an OpaqueFunction body, called before the node is created: the URDF is read (and MuJoCo's Python
+    package imported) only for backend sim, and a missing MuJoCo stops the launch before anything started.
+    Without robot_state_publisher the node runs alone (it publishes /joint_states and /robot_description
+    itself), with a warning saying what RViz lacks and what to install.
     """
     if LaunchConfiguration("backend").perform(context) != "sim":
         return []
-    from step_planner.execution.sim.telemetry import robot_description
+    try:
+        from step_planner.execution.sim.telemetry import robot_description
+    except ImportError as exc:
+        raise MissingDependency(f"backend:=sim needs the Python package {exc.name}, not installed: "
+                                "pip install -r requirements-robot.txt (README: Install on a robot machine)") from None
+    if not installed("robot_state_publisher"):
+        from launch.logging import get_logger
 
+        get_logger("step_planner.launch").warning(
+            "backend:=sim without robot_state_publisher: the node runs and publishes /joint_states and "
+            "/robot_description, but nothing publishes /tf for RViz; sudo apt install "
+            f"{apt_package('robot_state_publisher')}")
+        return []
     return [Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
                  parameters=[{"robot_description": robot_description()}])]

@@ -19,13 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import rclpy
 import yaml
 from control_msgs.action import FollowJointTrajectory, GripperCommand
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -123,6 +121,8 @@ class MujocoRobotNode(Node):
                               world_name=p["world_name"] or Path(str(p["scene"])).stem)
         self._ends: dict[bytes, GoalEnd] = {}
         self._ends_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._running_goals = 0
         group = ReentrantCallbackGroup()
         self._joint_pub = self.create_publisher(JointState, self.boundary.joint_states, 10)
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
@@ -175,15 +175,21 @@ class MujocoRobotNode(Node):
     def _wait_end(self, goal_handle, rate: float, feedback=None) -> GoalEnd:
         """Poll at the controller's action_monitor_rate, as realtime_tools delivers results (RSGH:197-225)."""
         key = bytes(goal_handle.goal_id.uuid)
-        while True:
-            end = self._end_of(key)
-            if end is not None:
-                return end
-            if feedback is not None:
-                feedback(goal_handle, key)
-            if not self.context.ok():
-                return GoalEnd(key, "aborted", {})
-            time.sleep(1.0 / rate)
+        with self._ends_lock:
+            self._running_goals += 1
+        try:
+            while True:
+                end = self._end_of(key)
+                if end is not None:
+                    return end
+                if feedback is not None:
+                    feedback(goal_handle, key)
+                if self._stopping.is_set() or not self.context.ok():  # the robot shuts down: the goal cannot end
+                    return GoalEnd(key, "aborted", {"error_code": -1, "error_string": "the robot is shutting down"})
+                time.sleep(1.0 / rate)
+        finally:
+            with self._ends_lock:
+                self._running_goals -= 1
 
     def _finish(self, goal_handle, end: GoalEnd) -> None:
         if end.status == "succeeded":
@@ -273,6 +279,15 @@ class MujocoRobotNode(Node):
         self.get_logger().info(response.message)
         return response
 
+    def stop_goals(self, reason: str, timeout_s: float) -> bool:
+        """Abort the goals in flight (their clients get a result) and stop the physics (run_node's quiesce)."""
+        self._stopping.set()
+        deadline = time.monotonic() + timeout_s
+        while self._running_goals and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.robot.stop()
+        return not self._running_goals
+
     def destroy_node(self) -> None:
         self.robot.stop()
         super().destroy_node()
@@ -288,28 +303,16 @@ def build_parser(prog: str = "mujoco_robot") -> argparse.ArgumentParser:
 
 
 def main_robot(argv: list[str] | None = None) -> int:
-    """``step-planner mujoco-robot [--ros-args ...]`` and ``ros2 run step_planner mujoco_robot``."""
+    """``step-planner mujoco-robot [--ros-args ...]`` and ``ros2 run step_planner mujoco_robot``; stops cleanly on
+    SIGINT and SIGTERM (step_planner/ros/shutdown.py)."""
     from rclpy.utilities import remove_ros_args
+
+    from step_planner.ros.shutdown import run_node
 
     args = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser("mujoco_robot" if argv is None else "step-planner mujoco-robot")
     parser.parse_args(remove_ros_args(["mujoco_robot", *args])[1:])
-    rclpy.init(args=["mujoco_robot", *args])
-    node = executor = None
-    try:
-        node = MujocoRobotNode()
-        executor = MultiThreadedExecutor(num_threads=8)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if executor is not None:
-            executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(MujocoRobotNode, ["mujoco_robot", *args], num_threads=8, quiesce=MujocoRobotNode.stop_goals)
 
 
 def main() -> None:

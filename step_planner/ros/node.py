@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -39,6 +38,7 @@ from step_planner.ros.goal_session import EpisodicMemories, GoalRequest, GoalSes
 from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer
 from step_planner.ros.progress import GoalProgress
 from step_planner.ros.qos import feedback_stream, latched, perception
+from step_planner.ros.shutdown import run_node
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
 from step_planner_interfaces.srv import ApproveStep
@@ -91,6 +91,7 @@ class StepPlannerNode(Node):
         self.arbiter = GoalArbiter(values["goal_policy"], values["max_queue"])
         self.perception = PerceptionBuffer()
         self._tickets: dict[bytes, Ticket] = {}
+        self._stopping: str | None = None  # why the node stops (stop_goals): new goals are refused
         self._persistent_executor: Any = None  # the robot backends keep their connection across goals
         self._last_tree: SubgoalTree | None = None
         self._memories = EpisodicMemories()  # loaded at the first goal with the episodic_memory feature
@@ -136,8 +137,8 @@ class StepPlannerNode(Node):
     # ---- action ------------------------------------------------------------------------------
     def _on_goal(self, request: ExecuteTask.Goal) -> GoalResponse:
         # Accept everything: a refused goal ends at once with INVALID_GOAL or BUSY and a reason in the
-        # result, which a plain rejection could not carry.
-        return GoalResponse.ACCEPT
+        # result, which a plain rejection could not carry. Only a stopping node rejects (it could not run it).
+        return GoalResponse.REJECT if self._stopping else GoalResponse.ACCEPT
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         ticket = self._tickets.get(bytes(goal_handle.goal_id.uuid))
@@ -151,6 +152,8 @@ class StepPlannerNode(Node):
         goal = goal_handle.request
         ticket = Ticket(goal_id)
         self._tickets[key] = ticket
+        if self._stopping:  # accepted just before stop_goals looked at the tickets
+            ticket.stop(self._stopping)
         try:
             world, problem = self._check_goal(goal)
             if problem:
@@ -183,11 +186,11 @@ class StepPlannerNode(Node):
             goal_handle.canceled()
         else:
             goal_handle.abort()
-        text = f"goal ended: {result.error.value}: {result.message} ({len(result.executed)} primitives)"
+        primitives = f"({len(result.executed)} primitives)"
         if result.success:  # rclpy loggers cache one severity per call site: two calls, not one variable
-            self.get_logger().info(text)
+            self.get_logger().info(f"goal succeeded: {result.message} {primitives}")
         else:
-            self.get_logger().warning(text)
+            self.get_logger().warning(f"goal ended: {result.error.value}: {result.message} {primitives}")
         return msg
 
     def _check_goal(self, goal: ExecuteTask.Goal) -> tuple[WorldState | None, str | None]:
@@ -270,6 +273,21 @@ class StepPlannerNode(Node):
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
 
+    # ---- shutdown ------------------------------------------------------------------------------
+    def stop_goals(self, reason: str, timeout_s: float) -> bool:
+        """Refuse new goals and cancel the running and waiting ones with ``reason`` (their clients get a
+        CANCELED result saying so; the arm stops as for a cancel). True when all ended within ``timeout_s``."""
+        self._stopping = reason
+        tickets = list(self._tickets.values())
+        for ticket in tickets:
+            ticket.stop(reason)
+        if tickets:
+            self.get_logger().warning(f"{reason}: canceling goal(s) {', '.join(t.goal_id for t in tickets)}")
+        deadline = time.monotonic() + timeout_s
+        while self._tickets and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self._tickets
+
     def destroy_node(self) -> None:
         """Close the robot connection (its own DDS participant and spin thread) before the node goes."""
         executor, self._persistent_executor = self._persistent_executor, None
@@ -346,23 +364,7 @@ def main_node(argv: list[str] | None = None) -> int:
     except Exception as exc:  # rclpy's UnknownROSArgsError: say it like any other bad argument
         parser.error(f"bad ROS arguments: {exc}")
     parser.parse_args(own)  # --help prints and exits here, before any ROS context exists
-    rclpy.init(args=["step_planner_node", *args])
-    node = None
-    executor = None
-    try:
-        node = StepPlannerNode()
-        executor = MultiThreadedExecutor(num_threads=4)
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if executor is not None:
-            executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(StepPlannerNode, ["step_planner_node", *args], quiesce=StepPlannerNode.stop_goals)
 
 
 def main() -> None:

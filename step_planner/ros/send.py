@@ -94,8 +94,12 @@ def main_send(argv: list[str] | None = None) -> int:
         out.write("\n" + render_tree(msg_to_tree(result.final_tree)) + "\n" if result.final_tree.nodes else "\n")
         for line in result.executed_primitives:
             out.write(f"   {line}\n")
-        status = "SUCCESS" if result.success else f"FAILED ({ERROR_NAMES.get(result.error_code, result.error_code)})"
-        out.write(f"outcome: {status}: {result.error_msg}\n")
+        if result.success:  # error_msg is empty then (nav2's convention): the facts below say what holds
+            out.write(f"outcome: SUCCESS: the instruction is achieved "
+                      f"({'verified in the world' if result.verified else 'not verified'})\n")
+        else:
+            out.write(f"outcome: FAILED ({ERROR_NAMES.get(result.error_code, result.error_code)}): "
+                      f"{result.error_msg}\n")
         if result.conditions:
             out.write(f"goal conditions ({'checked in the world' if result.verified else 'not checked'}):\n")
             for cond in result.conditions:
