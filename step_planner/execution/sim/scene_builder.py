@@ -36,6 +36,7 @@ from step_planner.execution.sim.model import (
     exclude_resting_self_contacts,
     panda_spec,
 )
+from step_planner.execution.sim.perception import scene_volumes
 from step_planner.execution.sim.placement import Resting
 from step_planner.execution.sim.scene_info import ObjectInfo, SceneInfo, TrayInfo
 
@@ -53,6 +54,7 @@ def _add_table(spec, place, info: SceneInfo) -> None:
     pos = geometry_vector(place.geometry, "position", 3, where, [0.5, 0.0, -size[2] / 2])
     add_box(spec.worldbody, f"{place.name}_top", pos, size / 2, rgba=(0.75, 0.7, 0.62, 1.0))
     info.table, info.table_size, info.table_center = place.name, size, pos[:2]
+    info.table_top = float(pos[2] + size[2] / 2)
 
 
 def _add_tray(spec, place, info: SceneInfo) -> None:
@@ -225,6 +227,9 @@ def build_scene(world: WorldState, seed: int = 0) -> tuple[mujoco.MjModel, Scene
         jnt = model.joint(f"{o.name}_free")
         o.qpos_adr, o.dof_adr = int(jnt.qposadr[0]), int(jnt.dofadr[0])
     resolve_ids(model, info.drawers)
+    rest = mujoco.MjData(model)  # the drawers closed, where their volumes are taken
+    mujoco.mj_kinematics(model, rest)
+    info.volumes = scene_volumes(model, rest, info)
     return model, info
 
 

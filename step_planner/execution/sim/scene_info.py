@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from step_planner.domain.perceived_facts import SceneVolumes
 from step_planner.execution.sim.cabinet import DrawerInfo
 
 
@@ -44,4 +45,6 @@ class SceneInfo:
     table: str = "table"
     table_size: np.ndarray = field(default_factory=lambda: np.array([1.2, 1.0, 0.04]))
     table_center: np.ndarray = field(default_factory=lambda: np.array([0.5, 0.0]))
+    table_top: float = 0.0
     auto_spots: list = field(default_factory=list)
+    volumes: SceneVolumes = field(default_factory=SceneVolumes)  # for the fact deriver, set once compiled
