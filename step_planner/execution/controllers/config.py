@@ -71,6 +71,7 @@ class BoundaryConfig:
     gripper: GripperBoundary
     joint_states: str
     object_poses: str
+    pose_max_age_s: float
     velocity_scaling: float
     trajectory: TrajectorySettings
     timeouts: Timeouts
@@ -124,6 +125,7 @@ class BoundaryConfig:
             ),
             joint_states=_topic(data.get("joint_states", "/joint_states"), "joint_states", source),
             object_poses=_topic(data.get("object_poses", ""), "object_poses", source, allow_empty=True),
+            pose_max_age_s=_positive(data, "pose_max_age_s", source, default=0.5, high=60.0),
             velocity_scaling=_positive(data, "velocity_scaling", source, default=0.5, high=1.0),
             trajectory=TrajectorySettings(**{k: _positive(trajectory, k, f"{source}: trajectory", high=10.0)
                                              for k in trajectory}),

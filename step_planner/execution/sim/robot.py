@@ -17,7 +17,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from step_planner.domain import perceived_facts as facts
 from step_planner.domain.world import WorldState
+from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.control import Controller
 from step_planner.execution.sim.controller_emulation import (
     INVALID_GOAL,
@@ -34,6 +36,9 @@ from step_planner.execution.sim.scene_builder import scene_at_home
 from step_planner.execution.sim.scene_info import SceneInfo
 
 SETTLE_S = 0.5  # objects come to rest after a (re)load, before the controllers start
+FAULTS = ("slip", "miss_place", "drawer_short")
+MISS_PLACE_OFFSET = 0.12  # m, sideways: where a missed place puts the object
+DRAWER_SHORT = 0.04  # m: how far from closed a drawer with that fault stops
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,8 @@ class SimRobot:
         self.lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._running = threading.Event()
+        self.faults: dict[str, str] = {}  # armed faults: kind -> object or drawer
+        self.faults_done: list[str] = []  # what happened, in order
         self.load(world, seed)
 
     # ---- scene ------------------------------------------------------------------------------------------------
@@ -101,6 +108,7 @@ class SimRobot:
             self.arm = TrajectoryController(self.arm_params, self._arm_q()[0])
             self.grip = GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
             self.arm.ended.extend(ended)
+            self.faults.clear()
 
     def _deactivate(self) -> list[GoalEnd]:
         ended = [*self.arm.ended, *self.grip.ended]
@@ -142,6 +150,8 @@ class SimRobot:
                                                           float(data.qvel[index.finger_dof[finger]])), 0.0, FINGER_MAX))
             back = np.argsort(self._arm_order)  # controller order -> model order
             q_ref, qd_ref = q_cmd[back], qd_cmd[back]
+            if self.faults:
+                self._faults_step()
         ctl.step(q_ref, qd_ref)  # locks for the physics step; paces outside the lock
 
     def _arm_q(self) -> tuple[np.ndarray, np.ndarray]:
@@ -156,6 +166,43 @@ class SimRobot:
     def _on_step(self, _data: mujoco.MjData) -> None:
         for hook in self.hooks:
             hook(self)
+
+    # ---- physical faults (tests and benchmarks) ---------------------------------------------------------------
+    def arm_fault(self, kind: str, target: str) -> str | None:
+        """Arm a fault for its next moment (see step_planner_interfaces/srv/InjectFault.srv); or why not."""
+        with self.lock:
+            if kind not in FAULTS:
+                return f"unknown fault {kind!r}; one of {', '.join(FAULTS)}"
+            known = self.info.drawers if kind == "drawer_short" else self.info.objects
+            if target not in known:
+                return f"{kind}: no {'drawer' if kind == 'drawer_short' else 'object'} {target!r} in this scene"
+            if kind == "drawer_short":
+                d = self.info.drawers[target]
+                self.model.jnt_range[d.joint_id, 0] = DRAWER_SHORT  # the slide's inner stop moves out
+                self.faults_done.append(f"drawer_short {target}")
+                return None
+            self.faults[kind] = target
+            return None
+
+    def _faults_step(self) -> None:
+        """Under the lock, before a physics step: make an armed fault happen when its moment comes."""
+        held = perc.held_object(self.model, self.data, self.index, self.info)
+        target = self.faults.get("slip")
+        if target is not None and held == target and self.arm.active is not None:
+            self.grip.setpoint = FINGER_MAX  # the fingers let go while the arm carries it
+            del self.faults["slip"]
+            self.faults_done.append(f"slip {target}")
+        target = self.faults.get("miss_place")
+        if target is not None and held == target and self.grip.active is not None \
+                and self.grip.active.setpoint > float(self.data.qpos[self.index.finger_qpos[self._finger_slot()]]):
+            obj = self.info.objects[target]  # being released: it lands beside the spot
+            pos = self.data.qpos[obj.qpos_adr:obj.qpos_adr + 3]
+            side = -np.sign(pos[1] - self.info.table_center[1]) or 1.0
+            pos[1] += side * MISS_PLACE_OFFSET
+            pos[2] += 0.01
+            self.data.qvel[obj.dof_adr:obj.dof_adr + 6] = 0.0
+            del self.faults["miss_place"]
+            self.faults_done.append(f"miss_place {target}")
 
     # ---- the controllers' goals ------------------------------------------------------------------------------
     def trajectory_goal(self, goal_id: Hashable, goal: TrajectoryGoal) -> str | None:
@@ -204,6 +251,15 @@ class SimRobot:
                                 tuple(float(data.qpos[i]) for i in [*index.arm_qpos, *index.finger_qpos]),
                                 tuple(float(data.qvel[i]) for i in dofs),
                                 tuple(float(data.qfrc_actuator[i]) for i in dofs))
+
+    def hidden_objects(self) -> set[str]:
+        """The objects inside a closed drawer now (a camera cannot see them)."""
+        with self.lock:
+            openings = perc.drawer_openings(self.data, self.info)
+            closed = {d.name for d in self.info.volumes.drawers if not d.is_open(openings[d.name])}
+            return {name for name in self.info.objects
+                    if facts.location(self.info.volumes, perc.object_position(self.data, self.info, name),
+                                      openings) in closed}
 
     def model_poses(self) -> list[ModelPose]:
         """Every movable object as a model in the world and every drawer as a link of its cabinet model
