@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from step_planner.domain.scene_geometry import SceneGeometry
 from step_planner.domain.world import GRIPPER, WorldState
 
 # Margins (m). A drawer's interior box grows by these before an object centre is tested against it.
@@ -95,6 +96,19 @@ class SceneVolumes:
     drawers: tuple[DrawerVolume, ...] = ()
     trays: tuple[TrayVolume, ...] = ()
     table: SurfaceVolume | None = None
+
+
+def volumes_of(geometry: SceneGeometry) -> SceneVolumes:
+    """The volumes of a scene's one geometry description (domain/scene_geometry.py): what MuJoCo builds, what
+    Gazebo loads, and what perceived poses are judged against."""
+    drawers = tuple(DrawerVolume(d.name, tuple(map(float, d.closed_position)), tuple(map(float, d.axis)),
+                                 float(d.slide), tuple(map(float, d.inner))) for d in geometry.drawers.values())
+    trays = tuple(TrayVolume(c.name, tuple(map(float, c.position)), tuple(map(float, c.size)))
+                  for c in geometry.containers.values())
+    table = geometry.table
+    surface = None if table is None else SurfaceVolume(table.name, (float(table.center[0]), float(table.center[1])),
+                                                       (float(table.size[0]), float(table.size[1])), table.top_z)
+    return SceneVolumes(drawers, trays, surface)
 
 
 @dataclass(frozen=True)

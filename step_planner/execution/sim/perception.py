@@ -73,23 +73,6 @@ def drawer_is_open(data: mujoco.MjData, info: SceneInfo, drawer: str) -> bool:
     return info.volumes.drawers[list(info.drawers).index(drawer)].is_open(drawer_opening(data, info, drawer))
 
 
-def scene_volumes(model: mujoco.MjModel, data: mujoco.MjData, info: SceneInfo) -> facts.SceneVolumes:
-    """The scene's volumes for the fact deriver, from the compiled model (each drawer's frame when closed)."""
-    drawers = []
-    for name, d in info.drawers.items():
-        parent = int(model.body_parentid[d.body_id])
-        rot = data.xmat[parent].reshape(3, 3)  # the drawer body is not rotated in its cabinet
-        origin = data.xpos[parent] + rot @ model.body_pos[d.body_id]
-        axis = rot @ model.jnt_axis[d.joint_id]
-        drawers.append(facts.DrawerVolume(name, tuple(map(float, origin)), tuple(map(float, axis)), float(d.slide),
-                                          tuple(map(float, d.inner)), tuple(map(float, rot.reshape(-1)))))
-    trays = tuple(facts.TrayVolume(t.name, tuple(map(float, t.position)), tuple(map(float, t.size)))
-                  for t in info.trays.values())
-    table = facts.SurfaceVolume(info.table, tuple(map(float, info.table_center)),
-                                tuple(map(float, info.table_size[:2])), float(info.table_top))
-    return facts.SceneVolumes(tuple(drawers), trays, table)
-
-
 def held_object(model, data, index: PandaIndex, info: SceneInfo,
                 held: Callable[[str], bool] | None = None) -> str | None:
     """The object between the fingers and lifted with them: held (default: finger contacts in the physics) and
