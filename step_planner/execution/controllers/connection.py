@@ -26,9 +26,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
+from step_planner.domain.pose_tree import PoseTree, WorldPose
 from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
-from step_planner.execution.controllers.pose_tree import PoseTree, WorldPose
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.execution.sim.model import ARM_JOINTS
 

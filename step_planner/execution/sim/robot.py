@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 
 from step_planner.domain import perceived_facts as facts
+from step_planner.domain.pose_tree import ModelPose
 from step_planner.domain.world import WorldState
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.control import Controller
@@ -48,17 +49,6 @@ class JointReading:
     position: tuple[float, ...]
     velocity: tuple[float, ...]
     effort: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class ModelPose:
-    """One transform as Gazebo's pose publisher, bridged by ros_gz, gives it: a model in the world, or a link
-    (a drawer) in its model (gz-sim PosePublisher.cc:436-447, 585-599; ros_gz_bridge geometry_msgs.cpp:243-258)."""
-
-    frame_id: str
-    child_frame_id: str
-    position: tuple[float, float, float]
-    orientation: tuple[float, float, float, float]  # x, y, z, w
 
 
 class SimRobot:

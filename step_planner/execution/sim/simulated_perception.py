@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from step_planner.execution.sim.robot import ModelPose
+from step_planner.domain.pose_tree import ModelPose
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
-"""Model and link poses as Gazebo's pose bridge reports them, composed into poses in the robot's world.
+"""Model and link poses as Gazebo's pose bridge (or a tracker's TF frames) reports them, composed into poses in
+the robot's world.
 
-Pure numpy (no ROS). gz-sim's PosePublisher reports a model in the world (frame_id: the world's name) and a
-link in its model (frame_id: the model, child ``model/link``); the world frame is the robot base frame of the
-scene (table top at z = 0). A drawer is a link of its cabinet model. The last ``/`` part of a child frame
-names the scene entity (``tape``, ``drawer_cabinet/drawer`` -> ``drawer``).
+Pure numpy (no ROS). gz-sim's PosePublisher reports a model in the world (frame_id: the world's name) and a link
+in its model (frame_id: the model, child ``model/link``); the world frame is the robot base frame of the scene
+(table top at z = 0). A drawer is a link of its cabinet model. The last ``/`` part of a child frame names the
+scene entity (``tape``, ``drawer_cabinet/drawer`` -> ``drawer``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from step_planner.execution.sim.robot import ModelPose
+
+@dataclass(frozen=True)
+class ModelPose:
+    """One transform as Gazebo's pose publisher, bridged by ros_gz, gives it: a model in the world, or a link
+    (a drawer) in its model (gz-sim PosePublisher.cc:436-447, 585-599; ros_gz_bridge geometry_msgs.cpp:243-258)."""
+
+    frame_id: str
+    child_frame_id: str
+    position: tuple[float, float, float]
+    orientation: tuple[float, float, float, float]  # x, y, z, w
 
 
 @dataclass(frozen=True)
