@@ -56,3 +56,16 @@ def test_tracked_frames_move_objects_open_drawers_and_say_nothing_once_stale(wor
                received=time.monotonic() - 5.0)  # the cup's last frame is now 5 s old
     later = ex.observe()
     assert "cup" not in later.objects  # unknown now, not "still on the tray"
+
+
+def test_pose_tree_filter_averages_recent_reports_and_composes_links_in_their_model():
+    from step_planner.domain.pose_tree import PoseTree
+
+    tree = PoseTree()
+    for t, x in enumerate((0.40, 0.42, 0.41, 0.43)):
+        tree.update([ModelPose("world", "cabinet", (1.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
+                     ModelPose("cabinet", "cabinet/drawer", (-0.1, 0.0, 0.02), (0.0, 0.0, 0.0, 1.0)),
+                     ModelPose("world", "tape", (x, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))], received=t * 0.1)
+    assert tree.world_poses()["tape"].position[0] == pytest.approx(0.43)  # the newest
+    assert tree.world_poses(window_s=0.25)["tape"].position[0] == pytest.approx((0.42 + 0.41 + 0.43) / 3)
+    assert tree.world_poses()["drawer"].position.tolist() == pytest.approx([0.9, 0.0, 0.02])

@@ -9,6 +9,7 @@ scene entity (``tape``, ``drawer_cabinet/drawer`` -> ``drawer``).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -49,32 +50,52 @@ def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 class PoseTree:
-    """The latest transform of every child frame; world poses by entity name on request."""
+    """The recent transforms of every child frame; world poses by entity name on request.
 
-    def __init__(self) -> None:
-        self._latest: dict[str, tuple[ModelPose, float]] = {}
+    ``world_poses(window_s)`` averages each frame's positions over the last ``window_s`` before its newest
+    report, as a tracker's filter would: white noise of sigma shrinks by the square root of the reports in the
+    window; a moving object lags by up to the window. 0: the newest report as it is.
+    """
+
+    def __init__(self, history_s: float = 2.0) -> None:
+        self.history_s = history_s
+        self._reports: dict[str, deque[tuple[float, ModelPose]]] = {}
 
     def update(self, poses: Iterable[ModelPose], received: float) -> None:
         for p in poses:
-            self._latest[p.child_frame_id.replace("::", "/")] = (p, received)
+            reports = self._reports.setdefault(p.child_frame_id.replace("::", "/"), deque())
+            reports.append((received, p))
+            while reports and reports[0][0] < received - self.history_s:
+                reports.popleft()
 
-    def world_poses(self) -> dict[str, WorldPose]:
+    def world_poses(self, window_s: float = 0.0) -> dict[str, WorldPose]:
         """Every child frame composed down to a root (a frame nothing reports), keyed by entity name."""
         out: dict[str, WorldPose] = {}
-        for child in self._latest:
-            resolved = self._resolve(child, set())
+        for child in self._reports:
+            resolved = self._resolve(child, set(), window_s)
             if resolved is not None:
                 out[entity_name(child)] = resolved
         return out
 
-    def _resolve(self, frame: str, seen: set[str]) -> WorldPose | None:
-        entry = self._latest.get(frame)
+    def _latest(self, frame: str, window_s: float) -> tuple[ModelPose, float] | None:
+        reports = self._reports.get(frame)
+        if not reports:
+            return None
+        received, newest = reports[-1]
+        if window_s <= 0:
+            return newest, received
+        recent = [p.position for t, p in reports if t >= received - window_s]
+        mean = tuple(float(v) for v in np.mean(np.asarray(recent, dtype=float), axis=0))
+        return ModelPose(newest.frame_id, newest.child_frame_id, mean, newest.orientation), received
+
+    def _resolve(self, frame: str, seen: set[str], window_s: float) -> WorldPose | None:
+        entry = self._latest(frame, window_s)
         if entry is None:  # a root: the world
             return WorldPose(np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), np.inf)
         if frame in seen:
             return None  # a cycle: no world pose
         pose, received = entry
-        parent = self._resolve(pose.frame_id.replace("::", "/"), seen | {frame})
+        parent = self._resolve(pose.frame_id.replace("::", "/"), seen | {frame}, window_s)
         if parent is None:
             return None
         x, y, z, w = pose.orientation

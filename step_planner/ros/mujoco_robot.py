@@ -63,6 +63,8 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "perception.hide_in_closed_drawers": (False, "Simulated perception: objects inside a closed drawer are not "
                                                  "reported (a camera cannot see them)."),
     "perception.seed": (0, "Simulated perception: the noise's random seed."),
+    "truth_topic": ("", "Also publish the exact model poses here (TFMessage), e.g. for a benchmark that judges "
+                        "the true world while the client perceives a noisy one; empty: not published."),
 }
 
 
@@ -139,6 +141,7 @@ class MujocoRobotNode(Node):
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
         self._pose_pub = self.create_publisher(TFMessage, self.boundary.object_poses, 10) \
             if self.boundary.object_poses else None
+        self._truth_pub = self.create_publisher(TFMessage, p["truth_topic"], 10) if p["truth_topic"] else None
         self.perception = SimulatedPerception(PerceptionNoise(
             float(p["perception.position_noise_m"]), float(p["perception.yaw_noise_deg"]),
             float(p["perception.dropout"]), float(p["perception.latency_s"]),
@@ -180,6 +183,8 @@ class MujocoRobotNode(Node):
     def _publish_poses(self) -> None:
         assert self._pose_pub is not None
         truth, at = self.robot.model_poses(), self.robot.time
+        if self._truth_pub is not None:
+            self._truth_pub.publish(m.transforms_msg(truth, at))
         report = truth if self.perception.noise.exact else \
             self.perception.report(at, truth, self.robot.hidden_objects())
         if report is not None:

@@ -134,9 +134,11 @@ class RobotConnection:
         with self._lock:
             return self._joints
 
-    def poses(self) -> dict[str, WorldPose]:
+    def poses(self, filtered: bool = True) -> dict[str, WorldPose]:
+        """World poses by entity name: filtered (the mean over ``pose_filter_s``, for a world at rest) or the
+        newest reports (for monitors during a motion)."""
         with self._lock:
-            return self._poses.world_poses()
+            return self._poses.world_poses(self.config.pose_filter_s if filtered else 0.0)
 
     def wait_fresh(self, since: float, timeout: float) -> bool:
         """Wait until a joint state (and, with perception, a pose message) received after ``since`` is here."""
