@@ -31,8 +31,9 @@ TRAY_BELOW = 0.01  # below a tray's (bin's, box's) base
 TRAY_ABOVE = 0.06  # above its walls' top: an object resting on what lies in it is still in it
 TABLE_BELOW = 0.01  # below the table top
 TABLE_ABOVE = 0.25  # above it: higher is not "on the table" (held up, on top of a cabinet)
-DRAWER_OPEN_FRACTION = 0.6  # open: pulled out more than this fraction of its travel
-DRAWER_CLOSED_TOL = 0.02  # closed (close_drawer's own check): within this of fully in
+DRAWER_OPEN_FRACTION = 0.6  # open_drawer's own check: pulled out more than this fraction of its travel
+DRAWER_CLOSED_TOL = 0.02  # closed: within this of fully in (close_drawer's own check); further out it is not
+# closed, and counts as open (a drawer left ajar: close_drawer applies, a goal closed(x) does not hold)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,11 @@ class DrawerVolume:
                     and -DRAWER_BELOW < local[2] < self.inner[2] + DRAWER_ABOVE)
 
     def is_open(self, opening: float) -> bool:
+        """Not closed: out more than DRAWER_CLOSED_TOL (an ajar drawer is not closed)."""
+        return opening > DRAWER_CLOSED_TOL
+
+    def is_pulled_open(self, opening: float) -> bool:
+        """Open far enough to reach into (what open_drawer achieves)."""
         return opening > DRAWER_OPEN_FRACTION * self.travel
 
 

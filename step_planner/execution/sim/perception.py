@@ -69,8 +69,18 @@ def drawer_openings(data: mujoco.MjData, info: SceneInfo) -> dict[str, float]:
     return {name: drawer_opening(data, info, name) for name in info.drawers}
 
 
+def drawer_volume(info: SceneInfo, drawer: str) -> facts.DrawerVolume:
+    return info.volumes.drawers[list(info.drawers).index(drawer)]
+
+
 def drawer_is_open(data: mujoco.MjData, info: SceneInfo, drawer: str) -> bool:
-    return info.volumes.drawers[list(info.drawers).index(drawer)].is_open(drawer_opening(data, info, drawer))
+    """Not closed (the world's fact; an ajar drawer is not closed)."""
+    return drawer_volume(info, drawer).is_open(drawer_opening(data, info, drawer))
+
+
+def drawer_is_pulled_open(data: mujoco.MjData, info: SceneInfo, drawer: str) -> bool:
+    """Open far enough to reach into: what open_drawer must achieve."""
+    return drawer_volume(info, drawer).is_pulled_open(drawer_opening(data, info, drawer))
 
 
 def held_object(model, data, index: PandaIndex, info: SceneInfo,

@@ -11,6 +11,7 @@ this side are the controllers' (``panda_joint1`` or ``fr3_joint1``); the model's
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
@@ -127,6 +128,8 @@ class SimRobot:
     def _run(self) -> None:
         while self._running.is_set():
             self.step()
+            if not self.controller.pace:
+                time.sleep(0)  # unpaced: still let the ROS threads answer goals (the GIL)
 
     def step(self) -> None:
         """One control cycle and physics step (the thread calls this; tests may call it directly)."""
