@@ -130,7 +130,7 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
                 expert = current["expert"] = new_expert(library, task, noise, seed, args.call_style)
             return LLMClient(LLMConfig.from_dict(settings)), expert  # run_one closes it
 
-        return over_http, source, "reported by the server"
+        return over_http, source, "reported by the server (counted locally when it reports none)"
 
     in_process = in_process_expert(library, args.call_style)
     return in_process, EXPERT_SOURCE + ", called in process", f"counted locally ({tokenizer_kind()})"
