@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--planner-config", default=str(config_path("bench.yaml")),
                    help="budgets (the profile comes from --planners); default config/bench.yaml")
     p.add_argument("--record", help="write every LLM exchange as JSONL under this folder")
+    p.add_argument("--no-person", action="store_true",
+                   help="nobody answers the model's questions (a question ends the goal CLARIFICATION_NEEDED); "
+                        "default: the task's person answers from the task data (its `answer`)")
+    p.add_argument("--confirm-goal", action="store_true",
+                   help="the task's person confirms the goal the model states before motion: it accepts the task's "
+                        "formal goal and corrects any other to it")
     p.add_argument("--check", action="store_true", help="validate the suite (and its optimal counts) and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -197,11 +203,14 @@ def main_bench(argv: list[str] | None = None) -> int:
         executor_factory = lambda lib, world: make_executor(args.backend, lib, world)  # noqa: E731
         for task, planner, noise, seed in tqdm(combos, desc="bench", unit="run", disable=args.quiet, file=sys.stderr):
             records.append(run_one(task, planner, noise, seed, library=library, config=config,
-                                   make_llm=make_llm, make_executor=executor_factory, record_dir=record))
+                                   make_llm=make_llm, make_executor=executor_factory, record_dir=record,
+                                   person=not args.no_person, confirm_goal=args.confirm_goal))
     meta = {
         "suite": args.suite, "tasks": len(tasks), "planners": args.planners, "noise": args.noise,
         "seeds": args.seeds, "backend": args.backend, "answer_source": source, "tokenizer": tokenizer,
         "runs": len(records), "wall_s": time.perf_counter() - started,
+        "person": "none" if args.no_person else "the task's person (answers from the task data, not a person)",
+        "confirm_goal": args.confirm_goal,
         "command": "step-planner bench " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "planner_config": config.to_dict(),
     }
