@@ -31,4 +31,4 @@ def generate_launch_description() -> LaunchDescription:
     # launch_ros writes these into a params file for the whole process ("/**"), so the MoveItPy
     # node the backend creates inside step_planner_node ("step_planner_moveit") receives them too.
     node = step_planner_node(extra_parameters=[moveit_config.to_dict()])
-    return LaunchDescription([*arguments(backend="moveit"), node])
+    return LaunchDescription([*arguments(backend="moveit", confirm_goal="approval_mode"), node])

@@ -81,10 +81,10 @@ def kind_mentions(text: str, world: WorldState) -> set[str]:
     full = _words(text)
     for name, place in world.places.items():
         kinds = {place.kind, name.split("_")[-1]}
-        if any(f" {w} " in padded or f" {w}s " in padded for w in kinds):
-            found.add(name)
-        elif "_" in name and f" {name.split('_')[0]} " in full and any(  # "the right drawer ... the left one"
-                f" {w} " in full or f" {w}s " in full for w in kinds):
+        by_kind = any(f" {w} " in padded or f" {w}s " in padded for w in kinds)
+        by_adjective = "_" in name and f" {name.split('_')[0]} " in full and any(  # "the right drawer ... the left one"
+            f" {w} " in full or f" {w}s " in full for w in kinds)
+        if by_kind or by_adjective:
             found.add(name)
     for name, obj in world.objects.items():
         words = {name.split("_")[-1]} | ({obj.category.split()[-1]} if obj.category else set())
