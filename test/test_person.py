@@ -233,6 +233,18 @@ def test_the_wait_for_a_person_is_not_planning_time(library, drawer_world):
     assert result.success, result.message
 
 
+def test_a_desk_nobody_listens_at_gives_up_after_the_grace_not_the_timeout():
+    heard = {"listening": False}
+    desk = Desk(lambda: 60.0, unheard=lambda ask: None if heard["listening"] else "nobody listens", grace_s=0.3)
+    started = time.monotonic()
+    reply = desk.ask(Ask(AskKind.QUESTION, QUESTION), threading.Event())
+    assert reply == Reply(ReplyKind.NO_ANSWER, "nobody listens") and time.monotonic() - started < 5
+    # a listener that appears within the grace is waited for
+    threading.Timer(0.1, lambda: heard.update(listening=True)).start()
+    threading.Timer(0.4, lambda: desk.reply(AskKind.QUESTION, Reply(ReplyKind.ANSWER, "the red one"))).start()
+    assert desk.ask(Ask(AskKind.QUESTION, QUESTION), threading.Event()).text == "the red one"
+
+
 def test_answers_are_checked():
     assert answer_problem("") and answer_problem("x" * 501) and answer_problem("line\nbreak")
     assert answer_problem("the green one") is None

@@ -107,6 +107,7 @@ def test_confirm_goal_corrected_refused_and_timed_out_through_the_service():
                                                     "close_drawer(drawer)"]}),
                      confirm_goal=True, person_timeout_s=1.0)
     try:
+        Pending(ros)  # someone shows the goal: the node waits for a reply
         confirm = ros.client_node.create_client(ConfirmGoal, f"{ros.name}/confirm_goal")
         assert confirm.wait_for_service(timeout_sec=15)
         # corrected: a goal that does not check out is refused at the service, the goal keeps waiting
@@ -169,6 +170,16 @@ def test_a_question_answered_through_the_service():
 def test_a_question_nobody_answers_ends_clarification_needed_naming_it():
     ros = RosHarness(Asking(PLANS), person_timeout_s=1.0)
     try:
+        # nobody shows the question: the goal ends at once (after a short grace), it does not wait the timeout
+        ros.node.set_parameters([_param("person_timeout_s", 600.0)])
+        started = time.monotonic()
+        done = wait_for(ros.send(TASK).get_result_async(), timeout=60).result
+        assert ERROR_NAMES[done.error_code] == "CLARIFICATION_NEEDED" and time.monotonic() - started < 30
+        assert QUESTION in done.error_msg and "nobody is listening on" in done.error_msg
+        assert list(done.executed_primitives) == []
+        # someone shows it, nobody answers: the timeout
+        ros.node.set_parameters([_param("person_timeout_s", 1.0)])
+        Pending(ros)
         done = wait_for(ros.send(TASK).get_result_async(), timeout=60).result
         assert ERROR_NAMES[done.error_code] == "CLARIFICATION_NEEDED"
         assert QUESTION in done.error_msg and "no answer within 1 s" in done.error_msg
@@ -182,6 +193,7 @@ def test_cancel_while_waiting_for_the_person(kind):
     handler = Asking(PLANS) if kind == "question" else ScriptedPlans(PLANS)
     ros = RosHarness(handler, confirm_goal=kind == "goal_confirmation")
     try:
+        Pending(ros)
         handle, result = _start(ros, kind, [])
         started = time.monotonic()
         wait_for(handle.cancel_goal_async())

@@ -14,6 +14,8 @@ Definitions:
 - planner time: wall time minus LLM latency minus executor time, in milliseconds;
 - failure types: ``false_done`` (the planner claimed success, the goal does not hold) or the error code;
 - mistakes: kinds the scripted expert injected, over all runs and over failed runs;
+- goal rejections / corrections / questions: goals the model stated that grounding refused, goals the
+  person corrected (``--confirm-goal``), questions the model asked the person (sums over the runs);
 - wording (suites with wording styles, :func:`wording`): success per style; goals the model stated that
   grounding refused, and of those the ones equal to the task's formal goal (in/on/at alike); on ambiguous
   tasks the runs that asked the person a question and the runs that claimed success with the goal not
@@ -61,6 +63,9 @@ def summarize(records: list[RunRecord]) -> dict[str, Any]:
         "failure_types": dict(Counter(r.failure_type for r in failed)),
         "mistakes_injected": dict(Counter(k for r in records for k in r.injections)),
         "mistakes_in_failed_runs": dict(Counter(k for r in failed for k in r.injections)),
+        "goal_rejections": sum(r.goal_rejections for r in records),
+        "goal_corrections": sum(r.goal_corrections for r in records),
+        "questions": sum(r.questions for r in records),
     }
 
 

@@ -80,9 +80,24 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], words: list[dict[
         fmt = lambda d: ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "-"  # noqa: E731
         body.append([planner, fmt(failures), fmt(injected), fmt(mistakes)])
     out += [_table(["planner", "failure types", "mistakes injected (all runs)", "mistakes in failed runs"], body)]
+    if meta.get("confirm_goal"):
+        out += ["", *_confirmation_section(rows, planners, noises, meta)]
     if words:
         out += ["", *_wording_section(words, meta)]
     return "\n".join(out) + "\n"
+
+
+def _confirmation_section(rows: list[dict[str, Any]], planners: list[str], noises: list[float],
+                          meta: dict[str, Any]) -> list[str]:
+    index = {(r["planner"], r["noise"]): r for r in rows if r["category"] == ALL}
+    body = [[planner, f"{noise:g}", str(r["runs"]), str(r["goal_corrections"]), str(r["goal_rejections"]),
+             _pct(r["success_rate"]), _pct(r["false_done_rate"])]
+            for noise in noises for planner in planners if (r := index.get((planner, noise)))]
+    return ["## Goal confirmation", "",
+            f"`--confirm-goal`: before anything moves, {meta.get('person', 'the person')} sees the goal the model "
+            "stated; it accepts the task's formal goal and corrects any other to it. `corrected`: goals the person "
+            "corrected; `refused by grounding`: goals the planner refused before asking.", "",
+            _table(["planner", "p", "runs", "corrected", "refused by grounding", "success", "false_done"], body)]
 
 
 def _wording_section(words: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]:

@@ -17,6 +17,7 @@ goal naming the question: a guess is never presented as what the person meant. P
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -98,14 +99,19 @@ class Desk:
     One request at a time (a goal asks one thing, then waits). ``timeout_s`` is read when a request
     is parked; ``on_pending`` is told the request (and ``None`` when it is answered or given up), so it
     can be published. A corrected goal that fails its check is refused at the reply, with the reason,
-    and the request keeps waiting: the person can try again.
+    and the request keeps waiting: the person can try again. ``unheard`` says why nobody can see a
+    request (None when someone can): then, after ``grace_s`` for a listener to appear, it is not parked
+    for the whole timeout but given up at once.
     """
 
     def __init__(self, timeout_s: Callable[[], float], on_pending: Callable[[Ask | None], None] = lambda a: None,
-                 poll_s: float = 0.05) -> None:
+                 poll_s: float = 0.05, unheard: Callable[[Ask], str | None] = lambda a: None,
+                 grace_s: float = 2.0) -> None:
         self._timeout_s = timeout_s
         self._on_pending = on_pending
         self._poll_s = poll_s
+        self._unheard = unheard
+        self._grace_s = grace_s
         self._cond = threading.Condition()
         self._pending: Ask | None = None
         self._reply: Reply | None = None
@@ -116,6 +122,13 @@ class Desk:
         return self._pending
 
     def ask(self, request: Ask, cancel: threading.Event) -> Reply:
+        grace = time.monotonic() + self._grace_s
+        while (why := self._unheard(request)) is not None:
+            if cancel.is_set():
+                return Reply(ReplyKind.CANCELED, "canceled while waiting for the person")
+            if time.monotonic() > grace:
+                return Reply(ReplyKind.NO_ANSWER, why)
+            time.sleep(self._poll_s)
         timeout = float(self._timeout_s())
         deadline = threading.Event()
         timer = threading.Timer(timeout, deadline.set)

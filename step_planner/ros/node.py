@@ -71,6 +71,7 @@ class StepPlannerNode(Node):
         ~/pending_goal (std_msgs/String, latched): confirm_goal: the interpreted goal waiting for a person, one
             fact a line with its words ("" when none)
         ~/pending_question (std_msgs/String, latched): the model's question waiting for an answer ("" when none)
+        (a goal waits for a person only while someone subscribes to the topic that shows what it waits for)
         backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
         /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock
 
@@ -115,7 +116,8 @@ class StepPlannerNode(Node):
                                      on_pending=lambda text: self._pending_pub.publish(String(data=text)))
         self._pending_goal_pub = self.create_publisher(String, "~/pending_goal", latched())
         self._pending_question_pub = self.create_publisher(String, "~/pending_question", latched())
-        self.person = Desk(lambda: float(self.get_parameter("person_timeout_s").value), on_pending=self._on_person)
+        self.person = Desk(lambda: float(self.get_parameter("person_timeout_s").value), on_pending=self._on_person,
+                           unheard=self._unheard)
         self._action = ActionServer(
             self, ExecuteTask, "~/execute_task", execute_callback=self._execute, goal_callback=self._on_goal,
             cancel_callback=self._on_cancel, callback_group=goals, feedback_pub_qos_profile=feedback_stream(),
@@ -324,6 +326,17 @@ class StepPlannerNode(Node):
             self.get_logger().warning(f"goal {request.goal_id} waits for ~/answer_question: {question}")
         self._pending_goal_pub.publish(String(data=goal))
         self._pending_question_pub.publish(String(data=question))
+
+    def _unheard(self, request: Ask) -> str | None:
+        """Why no person can see ``request`` (None when someone can): nobody subscribes to the topic that shows
+        it. A goal then ends at once instead of waiting person_timeout_s for nobody."""
+        goal = request.kind is AskKind.GOAL
+        publisher = self._pending_goal_pub if goal else self._pending_question_pub
+        if publisher.get_subscription_count() > 0:
+            return None
+        topic = "pending_goal" if goal else "pending_question"
+        return (f"nobody is listening on {self.get_fully_qualified_name()}/{topic} (answer with `step-planner send`, "
+                f"or show that topic and call ~/{'confirm_goal' if goal else 'answer_question'})")
 
     def _on_confirm_goal(self, request: ConfirmGoal.Request, response: ConfirmGoal.Response) -> ConfirmGoal.Response:
         kinds = {ConfirmGoal.Request.ACCEPT: ReplyKind.ACCEPT, ConfirmGoal.Request.CORRECT: ReplyKind.CORRECT,
