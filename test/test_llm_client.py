@@ -299,5 +299,4 @@ def test_a_server_reporting_zero_usage_is_counted_locally():
         client = make_client(server)
         client.complete(MESSAGES, TerminationAnswer, "t")
     record = client.usage.records[-1]
-    assert record.tokens_counted_locally and record.prompt_tokens == count_message_tokens(MESSAGES)
-    assert record.completion_tokens == count_tokens(VALID)
+    assert record.tokens_counted_locally and record.prompt_tokens == count_message_tokens(MESSAGES) > 0

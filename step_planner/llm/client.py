@@ -278,10 +278,11 @@ class LLMClient:
             raise _Transient("invalid response body: no choices[0].message")
         text = choices[0].message.content or ""
         reported = getattr(response, "usage", None)
-        # a server that sends no usage, or zeros (some do): count locally, a prompt is never 0 tokens
-        if reported is not None and getattr(reported, "prompt_tokens", None):
-            usage = {"prompt_tokens": int(reported.prompt_tokens),
-                     "completion_tokens": int(reported.completion_tokens or 0), "counted_locally": False}
+        if reported is not None and reported.prompt_tokens is not None:
+            # some servers send prompt_tokens 0: count the prompt here, it is never 0 tokens
+            prompt = int(reported.prompt_tokens) or count_message_tokens(sent)
+            usage = {"prompt_tokens": prompt, "completion_tokens": int(reported.completion_tokens or 0),
+                     "counted_locally": not reported.prompt_tokens}
         else:
             usage = {"prompt_tokens": count_message_tokens(sent), "completion_tokens": count_tokens(text),
                      "counted_locally": True}

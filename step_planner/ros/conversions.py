@@ -149,4 +149,10 @@ def render_tree(snapshot: dict[str, Any]) -> str:
 
     if nodes:
         walk(snapshot.get("root") or 0, set())
+    waiting = snapshot.get("waiting_for") or {}
+    if waiting.get("kind"):
+        what = "the goal to be confirmed (~/confirm_goal)" if waiting["kind"] == "goal_confirmation" else \
+            "an answer (~/answer_question)"
+        text = "; ".join(str(waiting.get("text", "")).splitlines())
+        lines.append(f"waiting for {what}: {text}")
     return "\n".join(lines)
