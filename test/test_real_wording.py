@@ -237,3 +237,47 @@ def test_no_person_at_the_terminal_ends_a_confirmation_not_confirmed(capsys, mon
     out = capsys.readouterr().out
     assert "GOAL_NOT_CONFIRMED" in out and "primitives executed: 0" in out
     assert GoalError.GOAL_NOT_CONFIRMED.value == "GOAL_NOT_CONFIRMED"
+
+
+@pytest.mark.parametrize("line, kind, facts, text", [
+    ("", "accept", (), ""), ("yes", "accept", (), ""), ("Y", "accept", (), ""),
+    ("no, I meant the tray", "refuse", (), "I meant the tray"), ("no", "refuse", (), "refused at the terminal"),
+    ("in(tape, drawer); closed(drawer)", "correct", ("in(tape, drawer)", "closed(drawer)"), ""),
+    ("in(tape, drawer), closed(drawer)", "correct", ("in(tape, drawer)", "closed(drawer)"), ""),
+    ("gripper_empty", "correct", ("gripper_empty",), ""),
+    ("maybe later?", None, (), ""),
+])
+def test_a_typed_goal_confirmation_is_read(line, kind, facts, text):
+    from step_planner.console import parse_goal_reply
+
+    reply = parse_goal_reply(line)
+    if kind is None:
+        assert reply is None
+    else:
+        assert (reply.kind.value, reply.facts, reply.text) == (kind, facts, text)
+
+
+def test_the_terminal_person_asks_again_until_the_reply_is_usable(library, drawer_world):
+    import io
+    import os
+    import threading
+
+    from step_planner.console import TerminalPerson
+    from step_planner.planner.person import Ask, AskKind, ReplyKind
+
+    read, write = os.pipe()
+    os.write(write, b"in(banana, drawer)\nin(tape, drawer)\n")
+    os.close(write)
+    out = io.StringIO()
+    person = TerminalPerson(os.fdopen(read), out, timeout_s=5)
+    ask = Ask(AskKind.GOAL, "", facts=("in(tape, drawer)", "closed(drawer)"),
+              words=("the tape is in the drawer", "the drawer is closed"),
+              check=lambda facts: ["there is no 'banana'"] if any("banana" in f for f in facts) else [])
+    reply = person.ask(ask, threading.Event())
+    assert reply.kind is ReplyKind.CORRECT and reply.facts == ("in(tape, drawer)",)
+    assert "that goal is not usable: there is no 'banana'" in out.getvalue()
+    assert "in(tape, drawer): the tape is in the drawer" in out.getvalue()
+    read, write = os.pipe()
+    os.close(write)  # a closed terminal: nobody answers
+    closed = TerminalPerson(os.fdopen(read), out, timeout_s=5).ask(Ask(AskKind.QUESTION, "which?"), threading.Event())
+    assert closed.kind is ReplyKind.NO_ANSWER and closed.text == "the terminal closed"
