@@ -48,4 +48,5 @@ def launch_setup(context) -> list:
 
 
 def generate_launch_description() -> LaunchDescription:
-    return LaunchDescription([*arguments(backend="moveit"), OpaqueFunction(function=launch_setup)])
+    return LaunchDescription([*arguments(backend="moveit", confirm_goal="approval_mode"),
+                              OpaqueFunction(function=launch_setup)])

@@ -79,6 +79,7 @@ def step_planner_node(extra_parameters=(), **node_kwargs) -> Node:
         "scene": LaunchConfiguration("scene"),
         "goal_policy": LaunchConfiguration("goal_policy"),
         "approval_mode": ParameterValue(LaunchConfiguration("approval_mode"), value_type=bool),
+        "confirm_goal": ParameterValue(LaunchConfiguration("confirm_goal"), value_type=bool),
         "llm.model": ParameterValue(LaunchConfiguration("llm_model"), value_type=str),
         "llm.base_url": ParameterValue(LaunchConfiguration("llm_base_url"), value_type=str),
         "llm.offline": ParameterValue(LaunchConfiguration("offline"), value_type=bool),
@@ -94,7 +95,10 @@ def step_planner_node(extra_parameters=(), **node_kwargs) -> Node:
     )
 
 
-def arguments(backend: str = "symbolic") -> list:
+def arguments(backend: str = "symbolic", confirm_goal: str = "false") -> list:
+    """The shared launch arguments. ``confirm_goal``: its default, "true", "false" or the name of another
+    launch argument it follows ("approval_mode": the Franka launch confirms the goal in approval mode)."""
+    confirm_default = confirm_goal if confirm_goal in ("true", "false") else LaunchConfiguration(confirm_goal)
     return [
         DeclareLaunchArgument("params_file", default_value=package_file("config", "step_planner.yaml"),
                               description="Parameter file of the node"),
@@ -105,6 +109,9 @@ def arguments(backend: str = "symbolic") -> list:
                               description="A goal arriving while another runs"),
         DeclareLaunchArgument("approval_mode", default_value="false", choices=["true", "false"],
                               description="Wait for ~/approve_step before every primitive"),
+        DeclareLaunchArgument("confirm_goal", default_value=confirm_default, choices=["true", "false"],
+                              description="Wait for ~/confirm_goal (accept, correct or refuse the interpreted "
+                                          "goal) before anything moves"),
         DeclareLaunchArgument("llm_model", default_value="gpt-4o-mini", description="Model at the endpoint"),
         DeclareLaunchArgument("llm_base_url", default_value="",
                               description="OpenAI-compatible endpoint; empty = api.openai.com"),

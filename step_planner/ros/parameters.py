@@ -62,6 +62,12 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "the arm."),
     ParamSpec("approval_timeout_s", 120.0, "How long a primitive waits for approval before it is refused.",
               1.0, 3600.0),
+    ParamSpec("confirm_goal", False, "Before anything moves, wait for a person to accept, correct or refuse the "
+              "goal the model read into the instruction (~/confirm_goal; shown on ~/pending_goal and in the "
+              "feedback). Not for dry_run goals, nor for goals whose client states success_when."),
+    ParamSpec("person_timeout_s", 300.0, "How long a goal waits for a person to confirm its goal or answer the "
+              "model's question (~/answer_question) before it ends GOAL_NOT_CONFIRMED or CLARIFICATION_NEEDED.",
+              1.0, 86400.0),
     ParamSpec("episodes.record", True, "Record every goal that runs as an episode (MCAP bag + summary.json: "
               "tree revisions, LLM exchanges without headers or key, primitives, result)."),
     ParamSpec("episodes.folder", "", "Episode folder; empty = $STEP_PLANNER_EPISODES or ~/.step_planner/episodes."),
