@@ -214,3 +214,24 @@ def test_the_node_stops_cleanly(case: Case, client: Client, held, tmp_path: Path
             action.destroy()
             client.node.destroy_subscription(sub)
 
+
+
+def test_a_stopping_node_refuses_new_goals_and_cancels_the_running_one_with_the_reason():
+    """In-process: stop_goals, what run_node calls on a signal, before the executor stops."""
+    from ros_support import PLANS, RosHarness, ScriptedPlans, wait_for
+
+    plans = ScriptedPlans(PLANS)
+    plans.hold()  # the goal waits for its first answer
+    ros = RosHarness(plans)
+    try:
+        running = ros.send("put the tape in the drawer")
+        assert plans.waiting.wait(15)
+        assert ros.node.stop_goals("the node is shutting down (SIGTERM)", 5.0)
+        result = wait_for(running.get_result_async()).result
+        assert ERROR_NAMES[result.error_code] == "CANCELED"
+        assert result.error_msg.startswith("the node is shutting down (SIGTERM)")
+        refused = wait_for(ros.client.send_goal_async(ExecuteTask.Goal(instruction="put the tape in the drawer")))
+        assert not refused.accepted
+    finally:
+        plans.release()
+        ros.close()

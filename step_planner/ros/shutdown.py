@@ -9,9 +9,10 @@ threads may still be publishing a goal's tree or joint states. That race gave th
 KeyboardInterrupt again in the middle of ``destroy_node``. Here rclpy installs no handler
 (``SignalHandlerOptions.NO``); ours only records the signal, and the main thread stops things in order:
 
-1. the node's own work (``quiesce``: refuse new goals, cancel running ones, wait until they ended and
-   sent their results) -- bounded by ``STOP_TIMEOUT_S``;
-2. the executor, then its spin thread and its worker threads are joined. rclpy 7.1.6's
+1. the node's own work (``quiesce``: refuse new goals, cancel running ones, wait until their execute
+   callbacks returned) -- bounded by ``STOP_TIMEOUT_S``;
+2. the executor, then its spin thread and its worker threads are joined (rclpy sends a goal's result from
+   the worker thread, after the execute callback returned). rclpy 7.1.6's
    ``Executor.shutdown`` does not wait for running callbacks (executors.py:232-236 tests ``_is_shutdown``
    right after setting it) and ``MultiThreadedExecutor`` never shuts its thread pool down (rolling added
    that: ros2/rclpy#1309), so :class:`JoiningExecutor` does;
