@@ -28,8 +28,10 @@ How ``ros2 launch`` stops a node (ros2/launch jazzy, launch/launch/):
 - A second Ctrl-C is ignored by launch ("... again, ignoring...", launch_service.py:191-202) but the terminal
   still delivers it to the node: a repeated signal here is logged and ignored, the stop already under way.
 - If the process still runs ``sigterm_timeout`` (default 5 s) after the SIGINT, launch sends SIGTERM, and
-  SIGKILL ``sigkill_timeout`` (5 s) later (execute_local.py:85-88 and :465-491). ``STOP_TIMEOUT_S`` keeps
-  the whole stop under the first of these; SIGTERM on its own is the same clean stop as SIGINT.
+  SIGKILL ``sigkill_timeout`` (5 s) later (execute_local.py:85-88 and :465-491). A stop normally ends well
+  before the SIGTERM (a canceled goal ends in well under a second, writing its episode can take a second or
+  two on the sim backend); a SIGTERM that still comes is a repeat, ignored. ``STOP_TIMEOUT_S`` gives up on
+  goals that do not end before the SIGKILL would come. SIGTERM on its own is the same clean stop as SIGINT.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-STOP_TIMEOUT_S = 3.0  # for the node's goals to end; launch escalates to SIGTERM after 5 s
+STOP_TIMEOUT_S = 7.0  # for the node's goals to end; launch sends SIGTERM after 5 s, SIGKILL after 10 s
 JOIN_TIMEOUT_S = 1.0  # for the spin thread once the executor is shut down
 POLL_S = 0.05
 
