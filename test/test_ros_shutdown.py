@@ -3,8 +3,10 @@
 Each case starts ``step_planner_node`` (the console script of ``step_planner.ros.node:main``, what ``ros2
 launch`` and ``ros2 run`` start) as its own process, brings it into a state, signals it and checks: exit code
 0 (not -2, -11, 1), no traceback or C++ abort or rosout error in its output, the stop logged, a goal's
-client got a CANCELED result naming the shutdown, and the stop took less than the 5 s after which ``ros2
-launch`` escalates to SIGTERM (ros2/launch jazzy, launch/launch/actions/execute_local.py:85-88).
+client got a CANCELED result naming the shutdown, and the stop ended before ``ros2 launch`` would kill the
+process: it sends SIGTERM 5 s after SIGINT and SIGKILL 5 s later (ros2/launch jazzy,
+launch/launch/actions/execute_local.py:85-88). A stop normally takes 0.4-3 s here; on a machine loaded far past
+its cores it can pass 5 s, when launch's SIGTERM is a repeat the node ignores (cases below send one).
 
 The signals are delivered as the real senders do: to the process group, as a terminal's Ctrl-C reaches
 ``ros2 launch`` and the node alike, or to the process, as ``ros2 launch -n`` and ``kill`` do; some cases add
@@ -44,7 +46,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(120)]
 
 NODE = Path(sys.executable).with_name("step_planner_node")
 TASK = "put the tape and the screwdriver in the drawer"
-LAUNCH_SIGTERM_AFTER_S = 5.0  # ros2 launch: sigterm_timeout default
+LAUNCH_SIGKILL_AFTER_S = 10.0  # ros2 launch: sigterm_timeout + sigkill_timeout defaults
 WAIT_S = 30.0
 NOT_CLEAN = ("Traceback", "KeyboardInterrupt", "terminate called", "Segmentation", "core dumped",
              "Failed to publish log message", "[ERROR]", "Error raised", "InvalidHandle")
@@ -187,11 +189,12 @@ def test_the_node_stops_cleanly(case: Case, client: Client, held, tmp_path: Path
             time.sleep(0.15)
             if proc.poll() is None:
                 kill(getattr(signal, again))
-        try:
-            code = proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
+        try:  # spinning meanwhile, as a client does: the result is taken while the node still exists
+            client.until(lambda: proc.poll() is not None, "the node to stop", timeout=15)
+        except AssertionError:
             proc.kill()
             raise AssertionError("the node did not stop within 15 s:\n" + log.read_text()[-3000:]) from None
+        code = proc.wait()
         took = time.monotonic() - start
         print(f"{case.id}: stopped in {took:.2f} s")  # shown with pytest -rP
         text = log.read_text()
@@ -199,7 +202,7 @@ def test_the_node_stops_cleanly(case: Case, client: Client, held, tmp_path: Path
         dirty = [marker for marker in NOT_CLEAN if marker in text]
         assert not dirty, f"{dirty} in the node's output:\n{text[-3000:]}"
         assert f"{case.signals[0]} received: stopping" in text, text[-2000:]
-        assert took < LAUNCH_SIGTERM_AFTER_S, f"the stop took {took:.1f} s"
+        assert took < LAUNCH_SIGKILL_AFTER_S, f"the stop took {took:.1f} s"
         if result is not None:
             client.until(result.done, "the goal's result")
             res = result.result().result

@@ -43,6 +43,8 @@ from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
 from step_planner_interfaces.srv import ApproveStep
 
+RESULT_TAKE_S = 1.0  # after a stop canceled goals: time for their clients to take the results
+
 
 class StepPlannerNode(Node):
     """Plans and executes natural-language goals with a STEP subgoal tree.
@@ -278,6 +280,10 @@ class StepPlannerNode(Node):
         deadline = time.monotonic() + timeout_s
         while self._tickets and time.monotonic() < deadline:
             time.sleep(0.01)
+        if tickets and not self._tickets:
+            # Fast DDS drops the samples a client has not taken yet when their writer goes away
+            # (eProsima/Fast-DDS#1647): the results just sent need the node alive until the clients took them.
+            time.sleep(RESULT_TAKE_S)
         return not self._tickets
 
     # ---- topics and services -------------------------------------------------------------------
