@@ -48,6 +48,7 @@ NODE = Path(sys.executable).with_name("step_planner_node")
 TASK = "put the tape and the screwdriver in the drawer"
 LAUNCH_SIGKILL_AFTER_S = 10.0  # ros2 launch: sigterm_timeout + sigkill_timeout defaults
 WAIT_S = 30.0
+SETTLE_S = 1.0
 NOT_CLEAN = ("Traceback", "KeyboardInterrupt", "terminate called", "Segmentation", "core dumped",
              "Failed to publish log message", "[ERROR]", "Error raised", "InvalidHandle")
 
@@ -173,6 +174,9 @@ def test_the_node_stops_cleanly(case: Case, client: Client, held, tmp_path: Path
             sub = client.node.create_subscription(JointState, joints, lambda m: positions.append(list(m.position)), 10)
             action = ActionClient(client.node, ExecuteTask, f"/{name}/execute_task")
             assert action.wait_for_server(timeout_sec=WAIT_S), "no action server"
+            # The new node must also have discovered this client's response readers, or rmw_fastrtps drops the
+            # goal's response ("failed to send response (timeout)", seen once under load): give discovery a moment.
+            time.sleep(SETTLE_S)
             sent = action.send_goal_async(ExecuteTask.Goal(instruction=TASK))
             client.until(sent.done, "the goal to be accepted")
             assert sent.result().accepted
