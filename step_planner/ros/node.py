@@ -46,6 +46,8 @@ from step_planner_interfaces.srv import AnswerQuestion, ApproveStep, ConfirmGoal
 
 ROBOT_BACKENDS = ("controllers", "moveit")  # the robot's own world, one connection kept across goals
 
+RESULT_TAKE_S = 1.0  # after a stop canceled goals: time for their clients to take the results
+
 
 class StepPlannerNode(Node):
     """Plans and executes natural-language goals with a STEP subgoal tree.
@@ -316,6 +318,10 @@ class StepPlannerNode(Node):
         deadline = time.monotonic() + timeout_s
         while self._tickets and time.monotonic() < deadline:
             time.sleep(0.01)
+        if tickets and not self._tickets:
+            # Fast DDS drops the samples a client has not taken yet when their writer goes away
+            # (eProsima/Fast-DDS#1647): the results just sent need the node alive until the clients took them.
+            time.sleep(RESULT_TAKE_S)
         return not self._tickets
 
     def destroy_node(self) -> None:

@@ -1,9 +1,15 @@
 """``step-planner send "instruction"``: send an ExecuteTask goal, show the tree growing, print the result.
 
-Ctrl-C cancels the goal (and waits for the node to confirm) instead of leaving the arm running. When the
-goal waits for a person (the node's ``confirm_goal``, or a question the model asks), the goal or the
-question is shown and, at a terminal, the reply is read from it and sent through ``~/confirm_goal`` or
-``~/answer_question``; elsewhere (``--no-input``, stdin not a terminal) the commands to answer are printed.
+Ctrl-C cancels the goal (and waits for the node to confirm) instead of leaving the arm running; a second
+Ctrl-C stops waiting. rclpy installs no signal handler here: its handler shuts the context down on SIGINT
+(see step_planner.ros.shutdown), after which the cancel request could not be sent. When the goal waits for a
+person (the node's ``confirm_goal``, or a question the model asks), the goal or the question is shown and, at a
+terminal, the reply is read from it and sent through ``~/confirm_goal`` or ``~/answer_question``; elsewhere
+(``--no-input``, stdin not a terminal) the commands to answer are printed.
+
+A result response can be lost (seen when the node stopped right after ending the goal): once the goal's
+status says it ended, the result is asked for once more, and if it still does not come the status is reported
+instead of waiting forever.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import time
 from typing import TextIO
 
 import rclpy
+from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
+from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
 from step_planner.console import GOAL_PROMPT, parse_goal_reply
@@ -148,9 +156,35 @@ def _spin_until(node, future, timeout: float | None = None) -> bool:
     return True
 
 
+ENDED = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_CANCELED: "CANCELED",
+         GoalStatus.STATUS_ABORTED: "ABORTED"}
+RESULT_AFTER_END_S = 5.0  # how long a result may lag behind the status that says the goal ended
+
+
+def wait_result(node, handle, spin=_spin_until, clock=time.monotonic, on_spin=None):
+    """The goal's result response, or None when the status says the goal ended but no result came (asked
+    twice, ``RESULT_AFTER_END_S`` each). ``on_spin`` runs between spins (the person at the terminal)."""
+    future = handle.get_result_async()
+    for attempt in range(2):
+        ended_at = None
+        while not future.done():
+            spin(node, future, timeout=0.1)
+            if on_spin is not None:
+                on_spin()
+            if handle.status in ENDED and ended_at is None:
+                ended_at = clock()
+            if ended_at is not None and clock() - ended_at > RESULT_AFTER_END_S:
+                break
+        if future.done():
+            return future.result()
+        if attempt == 0:
+            future = handle.get_result_async()
+    return None
+
+
 def main_send(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    rclpy.init(args=None)
+    rclpy.init(args=None, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("step_planner_send")
     out = sys.stdout
     try:
@@ -187,20 +221,24 @@ def main_send(argv: list[str] | None = None) -> int:
         if not handle.accepted:
             print("step-planner send: the goal was rejected", file=sys.stderr)
             return 1
-        result_future = handle.get_result_async()
         try:
-            while not result_future.done():
-                rclpy.spin_once(node, timeout_sec=0.1)
-                person.poll()
+            response = wait_result(node, handle, on_spin=person.poll)
         except KeyboardInterrupt:
-            out.write("\ncanceling the goal...\n")
-            cancel = handle.cancel_goal_async()
-            _spin_until(node, cancel, timeout=10.0)
-            _spin_until(node, result_future, timeout=30.0)
-        if not result_future.done():
-            print("step-planner send: no result from the node", file=sys.stderr)
+            out.write("\ncanceling the goal... (Ctrl-C again: stop waiting)\n")
+            out.flush()
+            try:
+                cancel = handle.cancel_goal_async()
+                _spin_until(node, cancel, timeout=10.0)
+                response = wait_result(node, handle)
+            except KeyboardInterrupt:
+                print("step-planner send: stopped waiting; the goal may still be running", file=sys.stderr)
+                return 130
+        if response is None:
+            status = ENDED.get(handle.status, "UNKNOWN")
+            print(f"step-planner send: the node ended the goal ({status}) but its result did not arrive "
+                  "(the node may have stopped)", file=sys.stderr)
             return 1
-        result = result_future.result().result
+        result = response.result
         out.write("\n" + render_tree(msg_to_tree(result.final_tree)) + "\n" if result.final_tree.nodes else "\n")
         for line in result.executed_primitives:
             out.write(f"   {line}\n")
