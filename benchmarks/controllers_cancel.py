@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 stamp["done"] = True
                 presser.join()
                 codes.append(outcome.code.value)
+                print(f"run {run}: {call} {outcome.code.value} {outcome.message[:100]}", file=sys.stderr, flush=True)
                 if outcome.code is not ExecCode.CANCELED or "set" not in stamp:
                     continue
                 t_set = stamp["set"]

@@ -72,6 +72,9 @@ class ControllersExecutor(MotionStackExecutor):
     def reset(self, world: WorldState) -> None:
         if self.load_scene:
             self._load_robot_world(world)
+            self.connection.forget_poses()
+            time.sleep(0.1)  # reports sent before the reset may still be on their way
+            self.connection.forget_poses()
         self.template = world.copy()
         self.model, self.info, self.data, self.index = scene_at_home(world)
         self.connection.wait_ready()

@@ -140,6 +140,13 @@ class RobotConnection:
         with self._lock:
             return self._poses.world_poses(self.config.pose_filter_s if filtered else 0.0)
 
+    def forget_poses(self) -> None:
+        """Drop every pose report so far: after a simulator's reset, earlier reports describe another world (and
+        the filter would average them in)."""
+        with self._lock:
+            self._poses = PoseTree()
+            self._poses_received = 0.0
+
     def wait_fresh(self, since: float, timeout: float) -> bool:
         """Wait until a joint state (and, with perception, a pose message) received after ``since`` is here."""
         deadline = time.monotonic() + timeout
