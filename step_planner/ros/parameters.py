@@ -74,6 +74,10 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "empty = the file's default.", read_only=True),
     ParamSpec("controllers.boundary_file", "", "backend controllers: action names, joint names and timeouts per "
               "robot; empty = the package's config/robot_boundary.yaml.", read_only=True),
+    ParamSpec("moveit.robot", "", "backend moveit: the robot of the config file (panda, fr3); empty = the file's "
+              "default. franka.launch.py sets it to its robot:= argument.", read_only=True),
+    ParamSpec("moveit.config_file", "", "backend moveit: groups, frames, controllers, gripper and motion settings per "
+              "robot; empty = the package's config/franka.yaml.", read_only=True),
     ParamSpec("sim.realtime", True, "backend sim: run the physics at real-time pace (motions take their "
               "physical duration, as on the robot); false runs as fast as it computes.", read_only=True),
     ParamSpec("sim.joint_state_rate_hz", 50.0, "backend sim: /joint_states rate in simulated time while the "
