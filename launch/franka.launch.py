@@ -142,7 +142,7 @@ def launch_setup(context) -> list:
 
         urdf, srdf = fr3_description(context)
         params = fr3_parameters(urdf, srdf, Path(get_package_share_directory("franka_fr3_moveit_config")),
-                                Path(package_file("config")))
+                                Path(package_file("config", "moveit_cpp.yaml")).parent)
         nodes = fr3_nodes(context, urdf)
     # For every node of the process (key /**), MoveItPy's in any namespace included (moveit_params.py)
     moveit = Path(write_params_file(params))

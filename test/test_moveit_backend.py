@@ -158,7 +158,8 @@ def published_after_last_motion(st, body_id: str) -> bool:
     """The body went back into the published collision scene only after the last trajectory (the retreat)."""
     calls = st.LOG.calls
     last_execute = max(i for i, (n, _) in enumerate(calls) if n == "execute")
-    adds = [i for i, (n, c) in enumerate(calls) if n == "published" and c["id"] == body_id and c["operation"] == b"\x00"]
+    adds = [i for i, (n, c) in enumerate(calls)
+            if n == "published" and c["id"] == body_id and c["operation"] == b"\x00"]
     return bool(adds) and adds[-1] > last_execute
 
 

@@ -139,7 +139,8 @@ def _feedback(action_type: Any, fb: dict) -> Any:
 
 def _result(action_type: Any, result: dict) -> Any:
     if action_type is GripperCommand:
-        return GripperCommand.Result(position=float(result.get("position", 0.0)), effort=float(result.get("effort", 0.0)),
+        return GripperCommand.Result(position=float(result.get("position", 0.0)),
+                                     effort=float(result.get("effort", 0.0)),
                                      stalled=bool(result.get("stalled", False)),
                                      reached_goal=bool(result.get("reached_goal", False)))
     return action_type.Result(success=bool(result.get("success", False)), error=str(result.get("error", "")))

@@ -102,8 +102,8 @@ class MoveItArm:
         """MoveItPy in the node's namespace with the process's parameter files. Its constructor reads only the
         files it is given (PYC:72-89) and names its node ``name_space/node_name`` (PYC:124), so a namespaced
         launch reaches it only through a file whose key matches that name (franka.launch.py writes ``/**``)."""
-        kwargs: dict[str, Any] = {"node_name": node_name,
-                                  "launch_params_filepaths": list(files if files is not None else launch_params_files())}
+        files = list(files if files is not None else launch_params_files())
+        kwargs: dict[str, Any] = {"node_name": node_name, "launch_params_filepaths": files}
         if namespace.strip("/"):
             kwargs["name_space"] = namespace  # PYC:151 (moveit_py >= 2.11, in Jazzy's 2.12)
         try:

@@ -32,6 +32,7 @@ from step_planner.execution.moveit.arm import MoveItArm, SegmentFailed
 from step_planner.execution.moveit.config import FrankaConfig
 from step_planner.execution.moveit.scene_model import Body, object_body, place_body, world_bodies
 
+
 class MoveItExecutor:
     """``Executor`` on a Franka through moveit_py (see docs/moveit_backend.md)."""
 

@@ -124,10 +124,8 @@ class Gripper:
             return self._not_ended(ended, what)
         error = getattr(ended.result, "error", "") if ended.result is not None else ""
         if action == "grasp":  # success false: the fingers did not stop within the epsilons (or the hand failed)
-            s = self.settings
-            return Grip(ExecCode.GRASP_FAILED, f"{what}: nothing held, franka_gripper's grasp {ended.status}"
-                        + (f" ({error})" if error else f": the fingers did not stop within -{s.epsilon_inner * 1000:.0f}"
-                                                       f"/+{s.epsilon_outer * 1000:.0f} mm of the object's width")
+            why = f" ({error})" if error else f": the fingers did not stop within {self._epsilons()} of its width"
+            return Grip(ExecCode.GRASP_FAILED, f"{what}: nothing held, franka_gripper's grasp {ended.status}{why}"
                         + _gap_text(gap), gap)
         return Grip(ExecCode.BACKEND_ERROR, f"{what}: franka_gripper's {action} {ended.status}"
                     + (f" ({error})" if error else " (blocked?)") + _gap_text(gap), gap)
@@ -164,8 +162,11 @@ class Gripper:
             return Grip(ExecCode.SUCCESS, f"{what}: holding" + _gap_text(gap), gap)
         if expect == 0.0:
             return Grip(ExecCode.BACKEND_ERROR, f"{what}: the fingers did not close" + _gap_text(gap), gap)
-        return Grip(ExecCode.GRASP_FAILED, f"{what}: nothing held, the fingers rest outside -{s.epsilon_inner * 1000:.0f}"
-                    f"/+{s.epsilon_outer * 1000:.0f} mm of the object's width" + _gap_text(gap), gap)
+        return Grip(ExecCode.GRASP_FAILED, f"{what}: nothing held, the fingers rest outside {self._epsilons()} of the "
+                    "object's width" + _gap_text(gap), gap)
+
+    def _epsilons(self) -> str:
+        return f"-{self.settings.epsilon_inner * 1000:.0f}/+{self.settings.epsilon_outer * 1000:.0f} mm"
 
     def _not_ended(self, ended: Ended, what: str) -> Grip:
         code = {"stopped": ExecCode.CANCELED, "timeout": ExecCode.TIMEOUT}.get(ended.status, ExecCode.BACKEND_ERROR)

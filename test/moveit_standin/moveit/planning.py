@@ -129,7 +129,8 @@ class PlanRequestParameters:
         p = moveit_cpp._robot.params  # PCH:81-97: <ns>.plan_request_params.<name>, else these defaults
         prefix = f"{ns}.plan_request_params." if ns else "plan_request_params."
         self._values: dict[str, Any] = {
-            "planner_id": p.get(prefix + "planner_id", ""), "planning_pipeline": p.get(prefix + "planning_pipeline", ""),
+            "planner_id": p.get(prefix + "planner_id", ""),
+            "planning_pipeline": p.get(prefix + "planning_pipeline", ""),
             "planning_attempts": p.get(prefix + "planning_attempts", 5),
             "planning_time": p.get(prefix + "planning_time", 1.0),
             "max_velocity_scaling_factor": p.get(prefix + "max_velocity_scaling_factor", 1.0),
