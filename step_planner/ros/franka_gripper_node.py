@@ -27,9 +27,9 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from step_planner.execution.sim.controller_emulation import GoalEnd
-from step_planner.execution.sim.franka_gripper_emulation import FrankaGripper, FrankaGripperParams
+from step_planner.execution.sim.franka_gripper_emulation import FrankaGripper, FrankaGripperParams, start_goal
 from step_planner.execution.sim.mock_hand import MockHand
-from step_planner.ros.franka_gripper_server import FrankaGripperServer, GripperHand, start_goal
+from step_planner.ros.franka_gripper_server import FrankaGripperServer, GripperHand
 
 STEP_S = 0.002  # the mock hand's step (500 Hz of wall time)
 PARAMETERS: dict[str, tuple[Any, str]] = {

@@ -21,7 +21,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from step_planner.execution.sim.controller_emulation import GoalEnd
-from step_planner.execution.sim.franka_gripper_emulation import FrankaGripper, FrankaGripperParams
+from step_planner.execution.sim.franka_gripper_emulation import FrankaGripperParams
 
 ACTIONS = ("homing", "move", "grasp", "gripper_action")  # FG:88, 96, 105, 114
 
@@ -31,19 +31,6 @@ def action_types() -> dict[str, Any]:
     from franka_msgs.action import Grasp, Homing, Move
 
     return {"homing": Homing, "move": Move, "grasp": Grasp, "gripper_action": GripperCommand}
-
-
-def start_goal(gripper: FrankaGripper, action: str, goal_id: Hashable, request: Any, now: float) -> None:
-    """Hand a ROS goal to the emulation, field by field as FG:142-198 reads it."""
-    if action == "homing":
-        gripper.homing(goal_id, now)
-    elif action == "move":
-        gripper.move(goal_id, request.width, request.speed, now)
-    elif action == "grasp":
-        gripper.grasp(goal_id, request.width, request.speed, request.force, request.epsilon.inner,
-                      request.epsilon.outer, now)
-    else:
-        gripper.gripper_command(goal_id, request.command.position, request.command.max_effort, now)
 
 
 @dataclass

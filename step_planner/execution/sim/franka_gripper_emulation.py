@@ -215,6 +215,20 @@ class FrankaGripper:
         return {"goal_id": c.goal_id, "current_width": self.state_width}
 
 
+def start_goal(gripper: FrankaGripper, action: str, goal_id: Hashable, request: Any, now: float) -> None:
+    """Hand a goal of one of the node's actions (``homing``, ``move``, ``grasp``, ``gripper_command``; a ROS goal or
+    anything with its fields) to the emulation, field by field as FG:142-198 reads it."""
+    if action == "homing":
+        gripper.homing(goal_id, now)
+    elif action == "move":
+        gripper.move(goal_id, request.width, request.speed, now)
+    elif action == "grasp":
+        gripper.grasp(goal_id, request.width, request.speed, request.force, request.epsilon.inner,
+                      request.epsilon.outer, now)
+    else:
+        gripper.gripper_command(goal_id, request.command.position, request.command.max_effort, now)
+
+
 def _action_result(success: bool, error: str) -> dict[str, Any]:
     """franka_msgs Homing/Move/Grasp result (FGH:193-200)."""
     return {"success": bool(success), "error": error}
