@@ -80,9 +80,8 @@ def test_a_grasp_of_an_absent_object_fails_and_nothing_is_held(executor, lib):
 
 
 def test_franka_gripper_is_on_the_wire_with_upstreams_types(executor):
-    from test_test_interfaces import UPSTREAM_FEEDBACK
-
     from robot_support import wait_until
+    from test_test_interfaces import UPSTREAM_FEEDBACK
 
     node = executor.connection.node
     topic = "/franka_gripper/grasp/_action/feedback"
