@@ -213,6 +213,17 @@ def test_construction_checks_the_robot_and_publishes_the_collision_scene(st, ser
         executor.close()
 
 
+def test_the_backends_own_node_keeps_its_name_under_ros2_launch(st, library, drawer_world, tmp_path, monkeypatch):
+    """ros2 launch gives the node's process `-r __node:=step_planner`, a global remap that renames every node of a
+    context built from the command line (rcl); the backend's own node must not become a second step_planner."""
+    monkeypatch.setattr(sys, "argv", ["step_planner_node", "--ros-args", "-r", "__node:=step_planner"])
+    executor = make("panda", library, drawer_world, tmp_path)
+    try:
+        assert executor.arm.link.node.get_name() == "step_planner_moveit_io"
+    finally:
+        executor.close()
+
+
 def test_a_scene_without_geometry_is_refused_before_anything_moves(st, library, drawer_world, tmp_path):
     drawer_world.objects["cup"].geometry = {}
     with pytest.raises(BackendUnavailable, match="'cup' has no geometry"):

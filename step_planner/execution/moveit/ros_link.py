@@ -55,7 +55,9 @@ class RosLink:
                                      "source /opt/ros/jazzy/setup.bash") from exc
         self._rclpy = rclpy
         self.context = rclpy.Context()
-        rclpy.init(context=self.context)
+        # no command line: the node's process gets `-r __node:=step_planner` from ros2 launch, which as a global
+        # remap would rename every node of a context parsing it to step_planner (the namespace is given below)
+        rclpy.init(args=[], context=self.context)
         self.node = rclpy.create_node(node_name, namespace=namespace or "/", context=self.context)
         self._finger_joints = finger_joints
         self._lock = threading.Lock()
