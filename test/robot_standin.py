@@ -97,9 +97,10 @@ class GacHand:
 
 
 class StandInRobot:
-    """The Panda's and the FR3's controller and gripper servers in this process, in ``namespace``."""
+    """The Panda's and the FR3's controller and gripper servers in this process, in ``namespace``; with
+    ``fake_hardware`` the FR3's hand finds every grasp's object at its width (the fake-hardware mock)."""
 
-    def __init__(self, namespace: str = "/") -> None:
+    def __init__(self, namespace: str = "/", fake_hardware: bool = False) -> None:
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.node = rclpy.create_node("standin_robot", namespace=namespace, context=self.context)
@@ -110,7 +111,7 @@ class StandInRobot:
                          goal_callback=self._reject_arm, callback_group=group)
         self.panda = GacHand(self.node, "panda_hand_controller/gripper_cmd", group)
         self.fr3 = FrankaGripperNode(context=self.context, namespace=namespace,
-                                     parameter_overrides=[Parameter("fake_hardware", value=False)])
+                                     parameter_overrides=[Parameter("fake_hardware", value=fake_hardware)])
         self.joint_pub = self.node.create_publisher(JointState, "joint_states", 10)
         self.node.create_timer(0.01, self._publish_joints, callback_group=group)
         self.executor = MultiThreadedExecutor(num_threads=8, context=self.context)
