@@ -51,9 +51,10 @@ class GacHand:
         self._start = time.monotonic()
         self._ends: dict[bytes, GoalEnd] = {}
         self.goals: list[tuple[float, float]] = []  # (position, max_effort) of every goal received
-        ActionServer(node, GripperCommand, action, execute_callback=self._execute,
-                     goal_callback=lambda _g: GoalResponse.ACCEPT, handle_accepted_callback=self._accepted,
-                     cancel_callback=self._cancel, callback_group=group)
+        self.server = ActionServer(node, GripperCommand, action, execute_callback=self._execute,
+                                   goal_callback=lambda _g: GoalResponse.ACCEPT,
+                                   handle_accepted_callback=self._accepted, cancel_callback=self._cancel,
+                                   callback_group=group)
 
     def now(self) -> float:
         return time.monotonic() - self._start
@@ -106,9 +107,10 @@ class StandInRobot:
         self.node = rclpy.create_node("standin_robot", namespace=namespace, context=self.context)
         group = ReentrantCallbackGroup()
         self.arm_goals: list[str] = []
-        for robot in ROBOTS.values():
-            ActionServer(self.node, FollowJointTrajectory, robot["arm"], execute_callback=lambda h: None,
-                         goal_callback=self._reject_arm, callback_group=group)
+        self.arm_servers = [ActionServer(self.node, FollowJointTrajectory, robot["arm"],
+                                         execute_callback=lambda h: None, goal_callback=self._reject_arm,
+                                         callback_group=group)
+                            for robot in ROBOTS.values()]
         self.panda = GacHand(self.node, "panda_hand_controller/gripper_cmd", group)
         self.fr3 = FrankaGripperNode(context=self.context, namespace=namespace,
                                      parameter_overrides=[Parameter("fake_hardware", value=fake_hardware)])
@@ -167,8 +169,12 @@ class StandInRobot:
         return self.fr3.hand.started
 
     def close(self) -> None:
+        """Everything gone from the ROS graph: rclpy's destroy_node leaves action servers alive (their services and
+        topics stay discoverable until the server object is destroyed), so they are destroyed first."""
         self._running.clear()
         self.executor.shutdown()
+        for server in [*self.arm_servers, self.panda.server]:
+            server.destroy()
         self.fr3.destroy_node()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)

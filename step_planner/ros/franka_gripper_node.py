@@ -147,6 +147,7 @@ class FrankaGripperNode(Node):
 
     def destroy_node(self) -> None:
         self.hand.stop()
+        self.server.destroy()
         super().destroy_node()
 
 

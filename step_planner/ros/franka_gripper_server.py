@@ -66,6 +66,12 @@ class FrankaGripperServer:
             self._joint_pub = node.create_publisher(JointState, f"{prefix}/joint_states", 1)  # FG:126-127
             node.create_timer(1.0 / params.state_publish_rate, self._publish_state, callback_group=callback_group)
 
+    def destroy(self) -> None:
+        """Remove the actions from the ROS graph (a node's destroy_node does not destroy its action servers)."""
+        self.stopping = True
+        for server in self.servers:
+            server.destroy()
+
     def _accepted(self, action: str, handle) -> None:
         self.hand.start(action, bytes(handle.goal_id.uuid), handle.request)
         handle.execute()
