@@ -16,7 +16,10 @@ the prompt's own names, so answers often parse and validate while meaning nothin
 
 Printed per path: goals, how each ended (error codes), SUCCEEDED goals (the target is 0), executed
 calls whose preconditions failed (target 0), crashes (an exception or an exit code other than 0/1;
-target 0), and whether every goal was answered. ``--profile paper`` with ``--model-word`` shows what
+target 0), and whether every goal was answered. With the ``questions`` feature on (``grounded``) a careless
+answer is often a question, and with nobody to answer it the goal ends at once (CLARIFICATION_NEEDED, nothing
+executed); ``--profile grounded-questions`` takes questions away so the goal, child and done checks meet the
+careless answers. ``--profile paper`` with ``--model-word`` shows what
 the model's word alone gives (require_verified_success off). The CLI plans with the budgets of
 ``--planner-config``; the node with its own defaults (``config/step_planner.yaml``) and the profile.
 """
@@ -117,6 +120,14 @@ def run_cli(n: int, switch: Switch, url: str, base_config: str, profile: str, mo
     return counts
 
 
+def split_profile(name: str) -> tuple[str, list[str]]:
+    """``grounded-questions`` -> ("grounded", ["-questions"]): the node's planner.profile and planner.features."""
+    import re
+
+    base, *rest = re.split(r"(?=[+-])", name)
+    return base, rest
+
+
 def run_ros(n: int, switch: Switch, url: str, profile: str, model_word: bool) -> collections.Counter:
     import rclpy
     from rclpy.action import ActionClient
@@ -130,10 +141,12 @@ def run_ros(n: int, switch: Switch, url: str, profile: str, model_word: bool) ->
     env = {**os.environ, "ROS_DOMAIN_ID": domain, "ROS_LOG_DIR": tempfile.mkdtemp(prefix="careless_ros_log_")}
     os.environ["ROS_DOMAIN_ID"] = domain
     name = f"careless_{uuid.uuid4().hex[:6]}"
+    base, changes = split_profile(profile)  # the node takes the profile and its feature changes apart
+    features = ["-p", f"planner.features:={json.dumps(changes)}"] if changes else []
     node = subprocess.Popen(
         [str(Path(sys.executable).with_name("step_planner_node")), "--ros-args", "-r", f"__node:={name}",
          "-p", f"llm.base_url:={url}", "-p", "llm.model:=careless", "-p", "llm.max_retries:=0",
-         "-p", "episodes.record:=false", "-p", f"planner.profile:={profile}",
+         "-p", "episodes.record:=false", "-p", f"planner.profile:={base}", *features,
          "-p", f"planner.require_verified_success:={'false' if model_word else 'true'}"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     rclpy.init()

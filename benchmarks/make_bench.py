@@ -138,8 +138,9 @@ def run_entry(entry: BenchCommand, store: Path, max_kb: int) -> int:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="make_bench_ros_log_") as log_dir, \
             (folder / OUTPUT_FILE).open("w") as out, (STDERR_DIR / f"{entry.name}.stderr").open("w") as err:
+        # no terminal: a benchmark never waits for a person to type (a question nobody can answer ends the goal)
         proc = subprocess.Popen(executable(entry.argv), cwd=ROOT, env=environment(log_dir), stdout=subprocess.PIPE,
-                                stderr=err, text=True)
+                                stderr=err, text=True, stdin=subprocess.DEVNULL)
         assert proc.stdout is not None
         for line in proc.stdout:
             out.write(line)

@@ -152,7 +152,7 @@ def launch_setup(context) -> list:
 
 def generate_launch_description() -> LaunchDescription:
     return LaunchDescription([
-        *arguments(backend="moveit"),
+        *arguments(backend="moveit", confirm_goal="approval_mode"),
         DeclareLaunchArgument("robot", default_value="fr3", choices=["fr3", "panda"],
                               description="fr3: franka_ros2's FR3 brought up here; panda: moveit_resources' Panda, "
                                           "whose demo.launch.py runs beside this"),

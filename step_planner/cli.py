@@ -151,10 +151,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
             store = Path(args.episodic_store or Path.home() / ".step_planner" / "episodic.jsonl")
             episodic = EpisodicMemory(store, minilm_embedder(), seed=cfg / "episodic_seed.yaml")
+        person = None
+        if not args.no_input and sys.stdin.isatty():
+            from step_planner.console import TerminalPerson
+
+            person = TerminalPerson(sys.stdin, out, timeout_s=args.person_timeout)
+        elif args.confirm_goal:
+            out.write("(--confirm-goal: nobody at a terminal to confirm the goal; it will end GOAL_NOT_CONFIRMED)\n")
         result = run_goal(
             args.instruction, library=library, executor=executor, llm=llm, config=planner_config,
             listeners=listeners, goal_id=goal_id, gate=safety_gate(envelope, library, executor),
             on_step=lambda c, o, w: [f(c, o, w) for f in steps], episodic=episodic, goal=args.goal or None,
+            person=person, confirm_goal=args.confirm_goal,
         )
         printer.result(result)
         if recorder is not None:
@@ -254,10 +262,19 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--safety")
     plan.add_argument("--profile", help="planner profile from config/profiles.yaml (default: planner.yaml's, "
                                         "grounded)")
-    plan.add_argument("--features", help="feature changes to the profile, comma-separated: +name adds, -name removes")
+    plan.add_argument("--features", help="feature changes to the profile, comma-separated: +name adds, -name removes "
+                                         "(--features -overlap and --features=-overlap both work)")
     plan.add_argument("--goal", action="append", default=[], metavar="FACT",
                       help="a fact of the instruction's goal, e.g. 'in(tape, drawer)' (repeat); default: the model "
                            "states them")
+    plan.add_argument("--confirm-goal", action="store_true",
+                      help="show the goal the model read into the instruction and wait for you to accept, correct or "
+                           "refuse it at the terminal before anything moves")
+    plan.add_argument("--person-timeout", type=float, default=300.0, metavar="S",
+                      help="seconds to wait for your reply to --confirm-goal or to the model's question (default 300)")
+    plan.add_argument("--no-input", action="store_true",
+                      help="never read replies from the terminal: a question from the model ends the goal "
+                           "CLARIFICATION_NEEDED (without a terminal this is what happens anyway)")
     plan.add_argument("--episodic-store", help="episodic memory JSONL store (default ~/.step_planner)")
     plan.add_argument("--record", default=os.environ.get("STEP_PLANNER_EPISODES", str(Path.home() / ".step_planner"
                                                                                          / "episodes")),
@@ -288,8 +305,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _join_dash_values(argv: list[str], options: tuple[str, ...] = ("--features",)) -> list[str]:
+    """``--features -overlap`` as ``--features=-overlap``: argparse reads a value that starts with ``-`` as an
+    option of its own, and ``-name`` is how a feature is removed."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in options and i + 1 < len(argv) and argv[i + 1][:1] in "-+" and argv[i + 1] != "--":
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _join_dash_values(list(sys.argv[1:] if argv is None else argv))
     if argv and argv[0] in DELEGATED:
         module, func = DELEGATED[argv[0]]
         return _delegate(module, func, argv[1:])

@@ -1,12 +1,18 @@
-"""Terminal output for the CLI: the tree as it grows, primitives as they run, the final result."""
+"""The terminal for the CLI: the tree as it grows, primitives as they run, the final result, and the
+person at the terminal (the goal to confirm, the model's questions)."""
 
 from __future__ import annotations
 
+import re
+import select
 import sys
+import threading
+import time
 from typing import TextIO
 
 from step_planner.domain.primitives import PrimitiveCall
 from step_planner.execution.base import Outcome
+from step_planner.planner.person import Ask, AskKind, Reply, ReplyKind, answer_problem
 from step_planner.planner.result import GoalResult
 from step_planner.planner.tree import SubgoalTree, TreeEvent
 
@@ -93,3 +99,73 @@ class TreePrinter:
             self.out.write(f"answers prepared during motion: {u['speculative_used']} used, "
                            f"{u['speculative_wasted']} discarded; waited for the LLM {u.get('llm_wait_s', 0):.2f} s\n")
         self.out.flush()
+
+
+_FACT_SPLIT = re.compile(r"(?<=\))\s*[,;]\s*|\s*;\s*")
+GOAL_PROMPT = ("accept [Enter / yes], refuse [no, and why], or type the right facts "
+               "(e.g. in(tape, drawer); closed(drawer))")
+
+
+def parse_goal_reply(line: str) -> Reply | None:
+    """A typed reply to a goal confirmation: empty or yes accepts, ``no [why]`` refuses, facts correct it
+    (``in(tape, drawer); closed(drawer)``); None when it is none of these."""
+    text = line.strip()
+    word = text.split(" ", 1)[0].lower().rstrip(",.:!")
+    if word in ("", "y", "yes", "ok", "accept"):
+        return Reply(ReplyKind.ACCEPT)
+    if word in ("n", "no", "refuse"):
+        reason = text.split(" ", 1)[1].strip(" ,.:") if " " in text else ""
+        return Reply(ReplyKind.REFUSE, reason or "refused at the terminal")
+    if "(" in text or text.replace("_", "").isalpha():
+        return Reply(ReplyKind.CORRECT, facts=tuple(f.strip() for f in _FACT_SPLIT.split(text) if f.strip()))
+    return None
+
+
+class TerminalPerson:
+    """The person at the terminal (``step-planner plan``): the goal to confirm and the model's questions are
+    printed, replies are read from ``inp`` (a terminal) within ``timeout_s``. A corrected goal that does not
+    check out, or an empty answer, is asked for again."""
+
+    def __init__(self, inp: TextIO = sys.stdin, out: TextIO = sys.stdout, timeout_s: float = 300.0) -> None:
+        self.inp, self.out, self.timeout_s = inp, out, timeout_s
+
+    def ask(self, request: Ask, cancel: threading.Event) -> Reply:
+        deadline = time.monotonic() + self.timeout_s
+        if request.kind is AskKind.GOAL:
+            self.out.write("\n== the goal as the planner reads it (nothing moves until you confirm it) ==\n")
+            for fact, words in zip(request.facts, request.words, strict=True):
+                self.out.write(f"   {fact}: {words}\n")
+            prompt = f"   {GOAL_PROMPT}: "
+        else:
+            self.out.write(f"\n== the planner asks: {request.text}\n")
+            prompt = "   your answer: "
+        while True:
+            self.out.write(prompt)
+            self.out.flush()
+            line = self._readline(deadline, cancel)
+            if isinstance(line, Reply):
+                self.out.write(f"\n   ({line.text})\n")
+                return line
+            if request.kind is AskKind.QUESTION:
+                if problem := answer_problem(line.strip()):
+                    self.out.write(f"   {problem}\n")
+                    continue
+                return Reply(ReplyKind.ANSWER, line.strip())
+            reply = parse_goal_reply(line)
+            if reply is None:
+                self.out.write("   not understood\n")
+            elif reply.kind is ReplyKind.CORRECT and (problems := request.problems(list(reply.facts))):
+                self.out.write("   that goal is not usable: " + "; ".join(problems) + "\n")
+            else:
+                return reply
+
+    def _readline(self, deadline: float, cancel: threading.Event) -> str | Reply:
+        while True:
+            if cancel.is_set():
+                return Reply(ReplyKind.CANCELED, "canceled")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return Reply(ReplyKind.NO_ANSWER, f"no answer within {self.timeout_s:g} s")
+            if select.select([self.inp], [], [], min(left, 0.2))[0]:
+                line = self.inp.readline()
+                return line if line else Reply(ReplyKind.NO_ANSWER, "the terminal closed")

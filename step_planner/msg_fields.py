@@ -54,7 +54,18 @@ def condition_fields(cond: dict[str, Any]) -> dict[str, Any]:
     """Condition fields of one condition record (``met_after_step`` -1: not met)."""
     met = cond.get("met_after_step")
     return {"text": str(cond.get("text", "")), "holds": bool(cond.get("holds")),
-            "judged_from": str(cond.get("judged_from", "unknown")), "met_after_step": -1 if met is None else int(met)}
+            "judged_from": str(cond.get("judged_from", "unknown")), "met_after_step": -1 if met is None else int(met),
+            "words": fact_words(str(cond.get("text", "")))}
+
+
+def fact_words(text: str) -> str:
+    """A fact in words (``in(tape, drawer)`` -> "the tape is in the drawer"); the text itself if it does not parse."""
+    from step_planner.domain.conditions import ConditionError, describe_fact, parse_fact
+
+    try:
+        return describe_fact(parse_fact(text))
+    except ConditionError:
+        return text
 
 
 def tree_fields(snapshot: dict[str, Any], *, changed: bool = True) -> dict[str, Any]:
@@ -68,4 +79,11 @@ def tree_fields(snapshot: dict[str, Any], *, changed: bool = True) -> dict[str, 
         "root_id": int(snapshot.get("root") or 0),
         "active_id": NO_ID if active is None else int(active),
         "nodes": [node_fields(n, active) for n in snapshot.get("nodes", [])],
+        **waiting_fields(snapshot),
     }
+
+
+def waiting_fields(snapshot: dict[str, Any]) -> dict[str, str]:
+    """What the goal waits for from a person: ``waiting_for`` (goal_confirmation | question | "") and its text."""
+    waiting = snapshot.get("waiting_for") or {}
+    return {"waiting_for": str(waiting.get("kind", "")), "waiting_text": str(waiting.get("text", ""))}

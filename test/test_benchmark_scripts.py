@@ -128,3 +128,17 @@ def test_controllers_cancel_two_runs():
     pytest.importorskip("mujoco")
     out = run("benchmarks/controllers_cancel.py", "--runs", "2", "--realtime-factor", "3", timeout=300)
     assert "primitives CANCELED" in out and "rad/s on /joint_states" in out
+
+
+def test_perception_noise_one_task_one_level():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/perception_noise.py", "--tasks", "ss02_open_drawer", "--levels", "0.005:0.1",
+              "--profile", "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "0", timeout=300)
+    assert "NOT an LLM" in out and "| 5 mm | 10% | " in out
+
+
+def test_physical_faults_one_task():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/physical_faults.py", "--tasks", "ss07_close_left", "--kinds", "drawer_short", "--profile",
+              "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "0", timeout=300)
+    assert "NOT an LLM" in out and "| drawer_short | 1 | 1 |" in out and "| 0 |" in out

@@ -46,7 +46,7 @@ def test_an_object_put_into_a_drawer_that_closes_is_believed_there(library, draw
     beliefs.update(drawer_world.observed())
     assert "tape" not in beliefs.observed.objects
     assert beliefs.judge(parse_fact("in(tape, drawer)")) == (True, JudgedFrom.BELIEF)
-    assert "tape [tape roll]: at drawer (not visible now" in beliefs.describe_believed()
+    assert "tape [tape roll]: in drawer (not visible now" in beliefs.describe_believed()
 
 
 def test_a_belief_ends_when_the_drawer_opens_and_the_object_is_gone(library, drawer_world):
@@ -142,7 +142,7 @@ def test_a_done_claim_whose_facts_do_not_hold_is_feedback_naming_them(library, d
     result, llm = run(library, drawer_world, answer, profile="grounded-plan_ahead")
     feedback = [section(u, FEEDBACK) for _, u in llm.prompts]
     assert any("you said 'put the tape and the screwdriver in the drawer' is done, but these facts do not hold"
-               in f and "in(tape, drawer) (tape is at table, not at drawer)" in f for f in feedback)
+               in f and "in(tape, drawer) (tape is on table, not in drawer)" in f for f in feedback)
     assert result.success and result.verified
 
 

@@ -11,7 +11,7 @@ from step_planner.llm.client import LLMClient
 from step_planner.llm.config import LLMConfig, LLMConfigError
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.loopback import Answer, Fault, FaultSchedule, LoopbackServer, RejectJsonSchema
-from step_planner.llm.schemas import TerminationAnswer, decomposition_schema, strict_json_schema
+from step_planner.llm.schemas import TerminationAnswer, answer_schema, decomposition_schema, strict_json_schema
 from step_planner.llm.tokens import WORDPIECE, count_message_tokens, count_tokens, tokenizer_kind
 
 DecompositionAnswer = decomposition_schema(grounded=True, goal=False, plan_ahead=False, control=False)
@@ -99,7 +99,8 @@ def test_json_schema_rejected_falls_back_to_json_object_and_remembers():
         [True, False]
     system = server.requests[2]["body"]["messages"][0]
     assert system["role"] == "system" and system["content"].startswith("You plan robot actions.")
-    assert json.dumps(TerminationAnswer.model_json_schema(), sort_keys=True) in system["content"]
+    # the one schema the prompt shows is the one JSON mode sends (the prompt here does not show it)
+    assert json.dumps(answer_schema(TerminationAnswer), separators=(",", ":")) in system["content"]
     assert [r.ok for r in client.usage.records] == [False, False, True, True]
 
 
@@ -276,4 +277,26 @@ def test_a_server_that_refuses_strict_gets_the_plain_json_schema():
     strict = [r["body"]["response_format"]["json_schema"]["strict"] for r in server.requests]
     assert strict == [True, False, False] and client.structured_mode == "json_schema"
     plain = server.requests[1]["body"]["response_format"]["json_schema"]["schema"]
-    assert plain == TerminationAnswer.model_json_schema()
+    assert plain == answer_schema(TerminationAnswer)  # the same schema the prompt shows, only strict is off
+
+
+def test_json_mode_does_not_repeat_a_schema_the_prompt_already_shows():
+    shown = json.dumps(answer_schema(TerminationAnswer), separators=(",", ":"))
+    messages = [{"role": "system", "content": f"Rules.\nAnswer with JSON matching this schema:\n{shown}"},
+                MESSAGES[1]]
+    with LoopbackServer(Scripted(VALID)) as server:
+        client = make_client(server, structured="json_object")
+        assert client.complete(messages, TerminationAnswer, "t").verdict == "execute"
+    system = server.requests[0]["body"]["messages"][0]["content"]
+    assert system.count(shown) == 1 and system.endswith("matching the schema above.")
+
+
+def test_a_server_reporting_zero_usage_is_counted_locally():
+    from step_planner.llm.loopback import Answer
+
+    zeros = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    with LoopbackServer(lambda request: Answer(VALID, zeros)) as server:
+        client = make_client(server)
+        client.complete(MESSAGES, TerminationAnswer, "t")
+    record = client.usage.records[-1]
+    assert record.tokens_counted_locally and record.prompt_tokens == count_message_tokens(MESSAGES) > 0

@@ -39,3 +39,78 @@ def test_send_shows_the_tree_and_the_result_then_watch_sees_the_final_tree():
 def test_send_reports_a_missing_server_quickly():
     sent = _cli("send", TASK, "--node", "/nobody_here", "--wait", "1")
     assert sent.returncode == 2 and "no action server /nobody_here/execute_task" in sent.stderr
+
+
+def test_ctrl_c_on_send_cancels_the_goal_and_prints_its_result_without_a_traceback():
+    import signal
+    import time
+
+    plans = ScriptedPlans(PLANS)
+    plans.hold()  # the goal waits for its first answer until the client cancels it
+    ros = RosHarness(plans)
+    try:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+        send = subprocess.Popen([sys.executable, "-m", "step_planner.cli", "send", TASK, "--node", ros.name, "--wait",
+                                 "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                stdin=subprocess.DEVNULL)
+        assert plans.waiting.wait(30), "the goal did not start"
+        time.sleep(0.3)
+        send.send_signal(signal.SIGINT)
+        out, err = send.communicate(timeout=60)
+    finally:
+        plans.release()
+        ros.close()
+    assert "Traceback" not in err, err
+    assert send.returncode == 1, (out, err)
+    assert "canceling the goal" in out and "outcome: FAILED (CANCELED): canceled by the client" in out, out
+
+
+class _Future:
+    def __init__(self):
+        self.value = None
+
+    def done(self):
+        return self.value is not None
+
+    def result(self):
+        return self.value
+
+
+class _Handle:
+    """A goal handle whose status ends at ``end_at`` (fake seconds) and whose result requests are answered
+    from ``answers`` (None: that request's response is lost)."""
+
+    def __init__(self, end_at: float, answers: list):
+        self.now, self.end_at, self.answers, self.requests = 0.0, end_at, answers, []
+
+    @property
+    def status(self):
+        from action_msgs.msg import GoalStatus
+
+        return GoalStatus.STATUS_ABORTED if self.now >= self.end_at else GoalStatus.STATUS_EXECUTING
+
+    def get_result_async(self):
+        self.requests.append(_Future())
+        return self.requests[-1]
+
+    def spin(self, node, future, timeout):
+        self.now += timeout
+        if self.now >= self.end_at:
+            for request, answer in zip(self.requests, self.answers, strict=False):
+                request.value = request.value or answer
+
+
+def test_a_lost_result_is_asked_for_again_then_reported_not_waited_for_forever():
+    from step_planner.ros.send import RESULT_AFTER_END_S, wait_result
+
+    answered = _Handle(end_at=2.0, answers=["result"])
+    assert wait_result(None, answered, spin=answered.spin, clock=lambda: answered.now) == "result"
+    assert len(answered.requests) == 1 and answered.now < 2.5
+
+    second = _Handle(end_at=2.0, answers=[None, "result"])  # the first response is lost
+    assert wait_result(None, second, spin=second.spin, clock=lambda: second.now) == "result"
+    assert len(second.requests) == 2
+
+    lost = _Handle(end_at=2.0, answers=[None, None])
+    assert wait_result(None, lost, spin=lost.spin, clock=lambda: lost.now) is None
+    assert len(lost.requests) == 2 and lost.now <= 2.0 + 2 * RESULT_AFTER_END_S + 0.5

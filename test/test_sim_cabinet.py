@@ -26,7 +26,7 @@ def test_front_rotation_points_the_hand_horizontally_with_fingers_closing_across
 def test_a_hand_fits_under_the_open_drawer_above_and_the_lower_drawer_keeps_a_reachable_front(scene):
     import mujoco
 
-    from step_planner.execution.sim.cabinet import HAND_ACROSS, MIN_STRIP
+    from step_planner.domain.cabinets import HAND_ACROSS, MIN_STRIP
     from step_planner.execution.sim.scene_builder import build_scene
 
     world = load_scene(ROOT / "config" / "scenes" / f"{scene}.yaml")

@@ -5,10 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from step_planner.domain.primitives import PrimitiveLibrary
-from step_planner.domain.scene import load_scene
-from step_planner.execution.base import ExecCode
-from step_planner.execution.sim.placement import (
+from step_planner.domain.placement import (
     PALM_ABOVE_GRASP,
     Area,
     Footprint,
@@ -18,6 +15,9 @@ from step_planner.execution.sim.placement import (
     overlap,
     palm_zone,
 )
+from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.scene import load_scene
+from step_planner.execution.base import ExecCode
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = np.array([0.02, 0.02, 0.02])
@@ -65,7 +65,7 @@ def test_blocks_fill_a_box_as_far_as_blocks_and_fingers_fit():
 def test_a_neighbours_pick_fingers_stay_free():
     """A block is not set down where a neighbour's fingers must go when that one is picked
     (fingers landing on a block upset the physics); beside it, across the closing axis, it is."""
-    from step_planner.execution.sim.place_targets import resting
+    from step_planner.domain.rest_areas import resting
 
     area = Area(np.array([-0.2, -0.2]), np.array([0.2, 0.2]))
     neighbour = resting("box", BLOCK, np.zeros(2), 0.0)  # a cube is gripped along its y: fingers at y +-5 cm
@@ -81,7 +81,7 @@ def test_a_neighbours_pick_fingers_stay_free():
 def test_a_crowded_container_leaves_every_pick_possible():
     """Fill trays block by block: each new block keeps clear of the others' bodies and pick
     fingers, and the others keep clear of its own."""
-    from step_planner.execution.sim.place_targets import container_spot, resting, tray_area
+    from step_planner.domain.rest_areas import container_spot, resting, tray_area
 
     for size, fits_in in ((0.18, 4), (0.2, 5)):
         floor = tray_area(np.array([0.5, 0.0, 0.0]), np.array([size, size, 0.03]))

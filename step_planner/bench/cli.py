@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "e.g. grounded,paper,grounded+summaries")
     p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
-    p.add_argument("--tasks", help="only these task ids or categories (comma-separated)")
+    p.add_argument("--tasks", help="only these task ids, categories or wording styles (comma-separated)")
     p.add_argument("--backend", default="symbolic", choices=BACKENDS,
                    help="executor backend; controllers: a running MuJoCo robot (step-planner mujoco-robot), put into "
                         "each task's world through --scene-service")
@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--planner-config", default=str(config_path("bench.yaml")),
                    help="budgets (the profile comes from --planners); default config/bench.yaml")
     p.add_argument("--record", help="write every LLM exchange as JSONL under this folder")
+    p.add_argument("--no-person", action="store_true",
+                   help="nobody answers the model's questions (a question ends the goal CLARIFICATION_NEEDED); "
+                        "default: the task's person answers from the task data (its `answer`)")
+    p.add_argument("--confirm-goal", action="store_true",
+                   help="the task's person confirms the goal the model states before motion: it accepts the task's "
+                        "formal goal and corrects any other to it")
     p.add_argument("--check", action="store_true", help="validate the suite (and its optimal counts) and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -79,7 +85,7 @@ def _select(tasks: list, wanted: str | None) -> list:
     if not wanted:
         return tasks
     keys = {w.strip() for w in wanted.split(",") if w.strip()}
-    chosen = [t for t in tasks if t.id in keys or t.category in keys]
+    chosen = [t for t in tasks if t.id in keys or t.category in keys or t.style in keys]
     if not chosen:
         raise SystemExit(f"step-planner bench: no task matches {sorted(keys)}")
     return chosen
@@ -135,7 +141,7 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
                 expert = current["expert"] = new_expert(library, task, noise, seed, args.call_style)
             return LLMClient(LLMConfig.from_dict(settings)), expert  # run_one closes it
 
-        return over_http, source, "reported by the server"
+        return over_http, source, "reported by the server (counted locally when it reports none)"
 
     in_process = in_process_expert(library, args.call_style)
     return in_process, EXPERT_SOURCE + ", called in process", f"counted locally ({tokenizer_kind()})"
@@ -231,11 +237,14 @@ def _sweep(args: argparse.Namespace, argv: list[str] | None, library: Any, tasks
         executor_factory = lambda lib, world: make_executor(args.backend, lib, world, **options)  # noqa: E731
         for task, planner, noise, seed in tqdm(combos, desc="bench", unit="run", disable=args.quiet, file=sys.stderr):
             records.append(run_one(task, planner, noise, seed, library=library, config=config,
-                                   make_llm=make_llm, make_executor=executor_factory, record_dir=record))
+                                   make_llm=make_llm, make_executor=executor_factory, record_dir=record,
+                                   person=not args.no_person, confirm_goal=args.confirm_goal))
     meta = {
         "suite": args.suite, "tasks": len(tasks), "planners": args.planners, "noise": args.noise,
         "seeds": args.seeds, "backend": args.backend, "answer_source": source, "tokenizer": tokenizer,
         "runs": len(records), "wall_s": time.perf_counter() - started,
+        "person": "none" if args.no_person else "the task's person (answers from the task data, not a person)",
+        "confirm_goal": args.confirm_goal,
         "command": "step-planner bench " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "planner_config": config.to_dict(),
     }

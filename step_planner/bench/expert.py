@@ -16,6 +16,12 @@ mistakes a model makes about conditions (see :mod:`step_planner.bench.mistakes`)
 of (request, seed): every planner meets the same mistake for the same question. Every injection
 is recorded in ``injections``.
 
+Clarifying questions: an instruction registered with a ``question`` (the benchmark's ambiguous tasks)
+is answered with that question while the prompt offers a ``question`` field and shows no answer from the
+person yet; once the prompt shows the person's answer, the expert states the formal goal. It asks because
+the task data says the instruction is ambiguous, not because it noticed: what this measures is the
+planner's handling of questions and answers, not a model's judgement of ambiguity.
+
 Anything measured with it measures the planner against a scripted expert, never an LLM.
 """
 
@@ -101,13 +107,14 @@ class Shape:
     grounded: bool = False
     plan: bool = False
     control: bool = False
+    question: bool = False
 
     @classmethod
     def of(cls, schema: dict) -> Shape:
         props = schema.get("properties", {})
         defs = schema.get("$defs", {})
         return cls(goal="goal" in props, grounded="GroundedChild" in defs, plan="then" in props,
-                   control="control" in props)
+                   control="control" in props, question="question" in props)
 
 
 def fact_for(call: PrimitiveCall, world: WorldState) -> str:
@@ -133,19 +140,24 @@ class ScriptedExpert:
         self.mistakes = tuple(mistakes)
         self.goals: dict[str, tuple[Atom, ...]] = {}
         self.stated: dict[str, tuple[Atom, ...]] = {}
+        self.questions: dict[str, str] = {}
         self.injections: list[Injection] = []
         self.requests = 0
 
-    def register(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...] = ()) -> None:
+    def register(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...] = (),
+                 question: str = "") -> None:
         """Tell the expert the formal goal behind an instruction (what the 'LLM' secretly knows).
 
         ``stated``: the goal facts it answers when asked for the instruction's goal, when the formal
         goal names objects no observation has shown yet (a model could not name them); it still plans
-        towards the formal goal, as a model that understood the instruction would.
+        towards the formal goal, as a model that understood the instruction would. ``question``: the
+        instruction is ambiguous, and this is what it asks the person before stating any goal.
         """
         self.goals[_norm(instruction)] = tuple(goal)
         if stated:
             self.stated[_norm(instruction)] = tuple(stated)
+        if question:
+            self.questions[_norm(instruction)] = question
 
     @property
     def goal_objects(self) -> set[str]:
@@ -253,6 +265,11 @@ class ScriptedExpert:
             if _norm(task) not in self.goals:
                 raise ExpertError(f"no goal registered for the task {task!r}")
             intent: Intent | None = Intent(self.goals[_norm(task)])
+            question = self.questions.get(_norm(task))
+            if shape.question and question and not section(secs, "Answers from the person"):
+                ctx.children = []
+                return json.dumps({**ctx.render([], "the instruction can be read in more than one way", False),
+                                   "question": question}), ctx
             if shape.goal:
                 ctx.goal = [str(a) for a in self.stated.get(_norm(task), self.goals[_norm(task)])]
         elif facts:
@@ -271,6 +288,9 @@ class ScriptedExpert:
             world, plan = self._plan(observed, intent.atoms, sibs, f"{task} {parent}")
         except PlanningError as exc:
             return self._stuck(str(exc), ctx), ctx
+        if not plan and not is_root and observed.held and not any(
+                a.predicate == "holding" and a.args[0] == observed.held for a in intent.atoms):
+            plan = self._put_down(observed, task)  # the facts hold, but what it picked up is still in hand
         ctx.world, ctx.plan = world, plan
         if not plan:
             reason = "the observation shows " + ", ".join(map(str, intent.atoms))
@@ -286,6 +306,15 @@ class ScriptedExpert:
             variant = style_rng.randrange(3)
             ctx.children = [self._group(g, world, variant, shape) for g in groups]
         return self._answer(ctx, ctx.children, f"{len(plan)} primitive actions remain"), ctx
+
+    def _put_down(self, observed: WorldState, task: str) -> list[PrimitiveCall]:
+        """Where the held object goes: where the task's goal puts it, else on the first surface in view."""
+        held = observed.held or ""
+        wanted = [a.args[1] for a in self.goals.get(_norm(task), ()) if a.predicate in ("in", "on", "at")
+                  and not a.negated and a.args[0] == held and a.args[1] in observed.places]
+        surfaces = [n for n, p in observed.places.items() if not p.is_container]
+        target = (wanted or surfaces or list(observed.places))[:1]
+        return [PrimitiveCall.make("place", {"object": held, "target": target[0]})] if target else []
 
     @staticmethod
     def _answer(ctx: AnswerContext, children: list[dict[str, Any]], reasoning: str, done: bool = False) -> str:

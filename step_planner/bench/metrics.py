@@ -13,7 +13,13 @@ Definitions:
 - verified: the share of runs whose result says the instruction's conditions were checked in the world;
 - planner time: wall time minus LLM latency minus executor time, in milliseconds;
 - failure types: ``false_done`` (the planner claimed success, the goal does not hold) or the error code;
-- mistakes: kinds the scripted expert injected, over all runs and over failed runs.
+- mistakes: kinds the scripted expert injected, over all runs and over failed runs;
+- goal rejections / corrections / questions: goals the model stated that grounding refused, goals the
+  person corrected (``--confirm-goal``), questions the model asked the person (sums over the runs);
+- wording (suites with wording styles, :func:`wording`): success per style; goals the model stated that
+  grounding refused, and of those the ones equal to the task's formal goal (in/on/at alike); on ambiguous
+  tasks the runs that asked the person a question and the runs that claimed success with the goal not
+  holding (a wrong SUCCEEDED); questions asked on tasks that are not ambiguous.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ def summarize(records: list[RunRecord]) -> dict[str, Any]:
         "failure_types": dict(Counter(r.failure_type for r in failed)),
         "mistakes_injected": dict(Counter(k for r in records for k in r.injections)),
         "mistakes_in_failed_runs": dict(Counter(k for r in failed for k in r.injections)),
+        "goal_rejections": sum(r.goal_rejections for r in records),
+        "goal_corrections": sum(r.goal_corrections for r in records),
+        "questions": sum(r.questions for r in records),
     }
 
 
@@ -91,3 +100,35 @@ def prompt_tokens_by_call(records: Iterable[RunRecord]) -> dict[str, list[float]
         longest = max((len(x) for x in runs), default=0)
         out[planner] = [mean(x[k] for x in runs if len(x) > k) for k in range(longest)]
     return out
+
+
+def wording(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
+    """One row per (planner, noise) of a suite whose tasks have wording styles (the paraphrase suite)."""
+    groups: dict[tuple[str, float], list[RunRecord]] = defaultdict(list)
+    for r in records:
+        if r.style:
+            groups[(r.planner, r.noise)].append(r)
+    rows = []
+    for (planner, noise), runs in sorted(groups.items()):
+        styles: dict[str, list[RunRecord]] = defaultdict(list)
+        for r in runs:
+            styles[r.style].append(r)
+        ambiguous = styles.get("ambiguous", [])
+        clear = [r for r in runs if r.style != "ambiguous"]
+        rows.append({
+            "planner": planner, "noise": noise, "runs": len(runs),
+            "success_rate": mean(1.0 if r.success else 0.0 for r in runs),
+            "by_style": {k: {"runs": len(v), "success_rate": mean(1.0 if r.success else 0.0 for r in v)}
+                         for k, v in sorted(styles.items())},
+            "paraphrase_runs": len(clear),
+            "paraphrase_success_rate": mean(1.0 if r.success else 0.0 for r in clear) if clear else 0.0,
+            "goal_rejections": sum(r.goal_rejections for r in runs),
+            "formal_goal_rejections": sum(r.formal_goal_rejections for r in runs),
+            "ambiguous_runs": len(ambiguous),
+            "ambiguous_asked": sum(1 for r in ambiguous if r.questions),
+            "ambiguous_wrong_succeeded": sum(1 for r in ambiguous if r.claimed_success and not r.success),
+            "ambiguous_succeeded": sum(1 for r in ambiguous if r.success),
+            "questions_on_clear_tasks": sum(r.questions for r in clear),
+            "goal_corrections": sum(r.goal_corrections for r in runs),
+        })
+    return rows

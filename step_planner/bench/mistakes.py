@@ -62,6 +62,8 @@ class AnswerContext:
         """An answer dict in the asked shape."""
         answer: dict[str, Any] = {"reasoning": reasoning}
         shape = self.shape
+        if shape is not None and shape.question:
+            answer["question"] = None
         if shape is not None and shape.goal:
             answer["goal"] = list(self.goal)
         answer["done"] = done

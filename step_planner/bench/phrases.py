@@ -19,8 +19,8 @@ _SECTION_RE = re.compile(r"^## (.+?)\s*$", re.M)
 _PLACE_RE = re.compile(
     r"^([a-z0-9_]+) \[(\w+)\]( \((open|closed, contents not visible)\))?(?:: (contains|has on it) (.*))?$"
 )
-_OBJECT_RE = re.compile(r"^object ([a-z0-9_]+) \[(.*?)\]: (in the gripper|at ([a-z0-9_]+))( \(out of reach\))?"
-                        r"( \(not visible now[^)]*\))?$")
+_OBJECT_RE = re.compile(r"^object ([a-z0-9_]+) \[(.*?)\]: (in the gripper|(?:at|in|on) ([a-z0-9_]+))"
+                        r"( \(out of reach\))?( \(not visible now[^)]*\))?$")
 _SIBLING_RE = re.compile(r"^\d+\. (.*?) -> (succeeded|executed, failed|failed|rejected|pending|expanding|executing"
                          r"|abandoned)\b(.*)$")
 _CALL_NOTE_RE = re.compile(r"^(.*) \[([a-z_]+\(.*\))\]$")

@@ -18,6 +18,7 @@ from step_planner.domain.world import WorldState
 from step_planner.execution.base import Executor, Outcome
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.memory import EpisodicMemory, minilm_embedder
+from step_planner.planner.person import Person
 from step_planner.planner.profiles import ProfileError, resolve_profile, shipped_profiles
 from step_planner.planner.result import GoalResult
 from step_planner.planner.runner import run_goal
@@ -52,9 +53,11 @@ def is_known(name: str) -> bool:
 
 
 def run_planner(name: str, instruction: str, *, library: PrimitiveLibrary, executor: Executor,
-                llm: CompletionLLM, config: PlannerConfig, on_step: StepCallback | None = None) -> GoalResult:
+                llm: CompletionLLM, config: PlannerConfig, on_step: StepCallback | None = None,
+                person: Person | None = None, confirm_goal: bool = False) -> GoalResult:
     """Run planner ``name`` (a profile) on one instruction with ``config``'s budgets."""
     profile = resolve_profile(name)
     episodic = sweep_episodic_memory() if "episodic_memory" in profile.features else None
     return run_goal(instruction, library=library, executor=executor, llm=llm,
-                    config=config.with_changes(profile=name, extra_features=[]), on_step=on_step, episodic=episodic)
+                    config=config.with_changes(profile=name, extra_features=[]), on_step=on_step, episodic=episodic,
+                    person=person, confirm_goal=confirm_goal)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from step_planner.bench.metrics import ALL, aggregate, prompt_tokens_by_call
+from step_planner.bench.metrics import ALL, aggregate, prompt_tokens_by_call, wording
 from step_planner.bench.runner import RunRecord
 from step_planner.bench.tasks import CATEGORIES
 
@@ -29,7 +29,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], words: list[dict[str, Any]] | None = None) -> str:
     planners = list(dict.fromkeys(meta["planners"]))
     noises = sorted({r["noise"] for r in rows})
     index = {(r["planner"], r["noise"], r["category"]): r for r in rows}
@@ -80,7 +80,45 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         fmt = lambda d: ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: -kv[1])) or "-"  # noqa: E731
         body.append([planner, fmt(failures), fmt(injected), fmt(mistakes)])
     out += [_table(["planner", "failure types", "mistakes injected (all runs)", "mistakes in failed runs"], body)]
+    if meta.get("confirm_goal"):
+        out += ["", *_confirmation_section(rows, planners, noises, meta)]
+    if words:
+        out += ["", *_wording_section(words, meta)]
     return "\n".join(out) + "\n"
+
+
+def _confirmation_section(rows: list[dict[str, Any]], planners: list[str], noises: list[float],
+                          meta: dict[str, Any]) -> list[str]:
+    index = {(r["planner"], r["noise"]): r for r in rows if r["category"] == ALL}
+    body = [[planner, f"{noise:g}", str(r["runs"]), str(r["goal_corrections"]), str(r["goal_rejections"]),
+             _pct(r["success_rate"]), _pct(r["false_done_rate"])]
+            for noise in noises for planner in planners if (r := index.get((planner, noise)))]
+    return ["## Goal confirmation", "",
+            f"`--confirm-goal`: before anything moves, {meta.get('person', 'the person')} sees the goal the model "
+            "stated; it accepts the task's formal goal and corrects any other to it. `corrected`: goals the person "
+            "corrected; `refused by grounding`: goals the planner refused before asking.", "",
+            _table(["planner", "p", "runs", "corrected", "refused by grounding", "success", "false_done"], body)]
+
+
+def _wording_section(words: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
+    styles = sorted({k for w in words for k in w["by_style"]})
+    person = meta.get("person", "")
+    out = ["## Wording and questions", "",
+           "Success per wording style; `formal goal refused`: goals the model stated that grounding refused "
+           "although they were the task's formal goal (target 0); on the ambiguous tasks: runs that asked the "
+           f"person a question, and wrong SUCCEEDED (claimed success, goal not holding; target 0). Person: {person}"
+           + ("; confirm_goal on." if meta.get("confirm_goal") else "."), ""]
+    body = []
+    for w in words:
+        cells = [f"{_pct(w['by_style'][k]['success_rate'])} ({w['by_style'][k]['runs']})" if k in w["by_style"]
+                 else "-" for k in styles]
+        body.append([w["planner"], f"{w['noise']:g}", *cells, _pct(w["paraphrase_success_rate"]),
+                     f"{w['formal_goal_rejections']} / {w['goal_rejections']}",
+                     f"{w['ambiguous_asked']} / {w['ambiguous_runs']}", str(w["ambiguous_wrong_succeeded"]),
+                     str(w["questions_on_clear_tasks"])])
+    out.append(_table(["planner", "p", *styles, "re-worded (not ambiguous)", "formal goal refused / goals refused",
+                       "ambiguous: asked", "ambiguous: wrong SUCCEEDED", "questions on clear tasks"], body))
+    return out
 
 
 def plots(records: list[RunRecord], rows: list[dict[str, Any]], out: Path, planners: list[str]) -> list[Path]:
@@ -130,10 +168,11 @@ def plots(records: list[RunRecord], rows: list[dict[str, Any]], out: Path, plann
 def write_report(records: list[RunRecord], meta: dict[str, Any], out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     rows = aggregate(records)
+    words = wording(records)
     results = out / "results.json"
-    results.write_text(json.dumps({"meta": meta, "aggregates": rows, "runs": [r.to_dict() for r in records]},
-                                  indent=1))
+    results.write_text(json.dumps({"meta": meta, "aggregates": rows, "wording": words,
+                                   "runs": [r.to_dict() for r in records]}, indent=1))
     summary = out / "summary.md"
-    summary.write_text(markdown(rows, meta))
+    summary.write_text(markdown(rows, meta, words))
     pngs = plots(records, rows, out, list(dict.fromkeys(meta["planners"])))
     return {"results": results, "summary": summary, **{p.stem: p for p in pngs}}

@@ -18,13 +18,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from step_planner.bench.expert import ScriptedExpert
-from step_planner.bench.goals import milestones_reached, satisfied
+from step_planner.bench.goals import Atom, milestones_reached, parse_atom, satisfied
 from step_planner.bench.planners import run_planner
 from step_planner.bench.tasks import Task
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import Executor, Outcome
 from step_planner.planner.config import PlannerConfig
+from step_planner.planner.person import Ask, AskKind, Reply, ReplyKind
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.termination import CompletionLLM
 
@@ -36,8 +37,38 @@ def new_expert(library: PrimitiveLibrary, task: Task, noise: float, seed: int,
                call_style: str = "mixed") -> ScriptedExpert:
     """The scripted expert for one run of a task: its goal registered, mistakes at rate ``noise``."""
     expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=call_style)
-    expert.register(task.instruction, task.goal, task.stated_goal)
+    expert.register(task.instruction, task.goal, task.stated_goal, task.question)
     return expert
+
+
+def same_goal(facts: Iterable[str | Atom], goal: Iterable[Atom]) -> bool:
+    """Whether stated facts are the formal goal (in/on/at of an object in a place are the same fact)."""
+    def norm(fact: str | Atom) -> str:
+        try:
+            atom = parse_atom(str(fact))
+        except ValueError:
+            return f"?{fact}"
+        if atom.predicate in ("in", "on"):
+            atom = Atom("at", atom.args, atom.negated)
+        return str(atom)
+
+    return {norm(f) for f in facts} == {norm(a) for a in goal}
+
+
+class TaskPerson:
+    """The benchmark's person: answers a question with the task's ``answer``; asked to confirm a goal,
+    accepts the one the task means and corrects any other to it. Not a person: task data."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+
+    def ask(self, request: Ask, cancel: object) -> Reply:
+        if request.kind is AskKind.QUESTION:
+            return Reply(ReplyKind.ANSWER, self.task.answer) if self.task.answer else \
+                Reply(ReplyKind.NO_ANSWER, "the task has no answer to give")
+        if same_goal(request.facts, self.task.goal_as_stated):
+            return Reply(ReplyKind.ACCEPT)
+        return Reply(ReplyKind.CORRECT, facts=tuple(str(a) for a in self.task.goal_as_stated))
 
 
 def in_process_expert(library: PrimitiveLibrary, call_style: str = "mixed") -> LLMFactory:
@@ -82,6 +113,12 @@ class RunRecord:
     failure_type: str = "none"
     injections: list[str] = field(default_factory=list)  # mistake kinds the expert injected, in order
     executed: list[str] = field(default_factory=list)
+    outcomes: list[str] = field(default_factory=list)  # each executed call's code, in order
+    style: str = ""  # paraphrase suite: the wording style; "ambiguous": the right first answer is a question
+    questions: int = 0  # questions the model asked the person
+    goal_rejections: int = 0  # goals the model stated that grounding refused
+    formal_goal_rejections: int = 0  # ... of which the stated goal was the task's formal goal
+    goal_corrections: int = 0  # confirm_goal: goals the person corrected
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,7 +173,9 @@ def _records(llm: Any) -> list[Any]:
 
 def run_one(task: Task, planner: str, noise: float, seed: int, *, library: PrimitiveLibrary,
             config: PlannerConfig, make_llm: LLMFactory, make_executor: ExecutorFactory,
-            record_dir: Path | None = None) -> RunRecord:
+            record_dir: Path | None = None, person: bool = True, confirm_goal: bool = False) -> RunRecord:
+    """One run. ``person``: the task's person (:class:`TaskPerson`) answers the model's questions and, with
+    ``confirm_goal``, confirms or corrects its goal; without, nobody answers."""
     llm, expert = make_llm(task, noise, seed)
     client = llm
     if record_dir is not None:
@@ -154,7 +193,8 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
     t0 = time.perf_counter()
     try:
         result = run_planner(planner, task.instruction, library=library, executor=executor, llm=llm,
-                             config=config, on_step=on_step)
+                             config=config, on_step=on_step, person=TaskPerson(task) if person else None,
+                             confirm_goal=confirm_goal)
     except Exception as exc:  # a bug in a planner: recorded as a crash, the sweep goes on
         result = GoalResult(False, GoalError.PLANNING_FAILED, f"crash: {type(exc).__name__}: {exc}")
     wall = time.perf_counter() - t0
@@ -166,6 +206,7 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
     prompts = [int(getattr(r, "prompt_tokens", 0) or 0) for r in usage]
     llm_time = sum(float(getattr(r, "latency_s", 0.0) or 0.0) for r in usage)
     success = satisfied(task.goal, final)
+    dialogue = (result.tree or {}).get("dialogue") or []
     return RunRecord(
         task_id=task.id, category=task.category, planner=planner, noise=noise, seed=seed,
         success=success, claimed_success=result.success, verified=result.verified, error=result.error.value,
@@ -181,6 +222,12 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         failure_type=_failure(success, result),
         injections=[i.kind for i in expert.injections] if expert else [],
         executed=[str(c) for c, _ in result.executed],
+        outcomes=[o.code.value for _, o in result.executed],
+        style=task.style,
+        questions=sum(1 for d in dialogue if d.get("kind") == AskKind.QUESTION.value),
+        goal_rejections=len(result.goal_rejections),
+        formal_goal_rejections=sum(1 for r in result.goal_rejections if same_goal(r["goal"], task.goal_as_stated)),
+        goal_corrections=sum(1 for d in dialogue if d.get("reply", {}).get("kind") == ReplyKind.CORRECT.value),
     )
 
 

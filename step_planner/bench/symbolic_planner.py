@@ -282,8 +282,11 @@ def optimal_plan(library: PrimitiveLibrary, world: WorldState, goal: tuple[Atom,
 
 # ---- the knowledge model ---------------------------------------------------------------------
 def drawers_named(text: str, world: WorldState) -> list[str]:
-    """Drawers an instruction names (``bottom drawer`` / ``bottom_drawer``): where to look first."""
-    lowered = f" {text.lower().replace(',', ' ').replace('.', ' ')} "
+    """Drawers an instruction names (``bottom drawer`` / ``bottom_drawer``, typos read as a model would:
+    ``botom drawer``): where to look first."""
+    from step_planner.planner.grounding import spell_corrected
+
+    lowered = f" {spell_corrected(text, world)} "
     return [n for n, p in world.places.items()
             if p.openable and (f" {n} " in lowered or f" {n.replace('_', ' ')} " in lowered)]
 

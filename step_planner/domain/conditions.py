@@ -218,7 +218,7 @@ def explain_failure(cond: Condition, binding: dict[str, str], world: WorldState)
     if p == "open":
         return f"{a[0]} is closed" if a[0] in world.places else f"{a[0]} cannot be opened"
     if p == "closed":
-        return f"{a[0]} is already open" if a[0] in world.places else f"{a[0]} cannot be closed"
+        return f"{a[0]} is open" if a[0] in world.places else f"{a[0]} cannot be closed"
     if p == "has_room":
         place = world.places.get(a[0])
         if place and place.openable and not place.is_open:
@@ -228,6 +228,29 @@ def explain_failure(cond: Condition, binding: dict[str, str], world: WorldState)
         return f"{a[0]} still holds {', '.join(world.contents(a[0]))}"
     if p in ("in", "on", "at"):
         obj = world.objects.get(a[0])
-        where = "not seen" if obj is None else ("in the gripper" if obj.location == "gripper" else f"at {obj.location}")
-        return f"{a[0]} is {where}, not at {a[1]}"
+        where = "not seen" if obj is None else ("in the gripper" if obj.location == "gripper" else
+                                                f"{world.preposition(obj.location)} {obj.location}")
+        return f"{a[0]} is {where}, not {world.preposition(a[1])} {a[1]}"
     return f"{cond.render(binding)} does not hold"
+
+
+_FACT_WORDS = {
+    "in": "{0} is in {1}", "on": "{0} is on {1}", "at": "{0} is {prep} {1}", "holding": "the gripper holds {0}",
+    "gripper_empty": "the gripper is empty", "open": "{0} is open", "closed": "{0} is closed",
+    "empty": "{0} is empty",
+}
+_NOT_WORDS = {
+    "in": "{0} is not in {1}", "on": "{0} is not on {1}", "at": "{0} is not {prep} {1}",
+    "holding": "the gripper does not hold {0}", "gripper_empty": "the gripper holds something",
+    "open": "{0} is not open", "closed": "{0} is not closed", "empty": "{0} is not empty",
+}
+
+
+def describe_fact(fact: Condition, world: WorldState | None = None) -> str:
+    """A fact in words a person reads: ``in(tape, drawer)`` -> "the tape is in the drawer"."""
+    names = [f"the {a.replace('_', ' ')}" for a in fact.args]
+    prep = world.preposition(fact.args[1]) if world is not None and len(fact.args) > 1 else "at"
+    template = (_NOT_WORDS if fact.negated else _FACT_WORDS).get(fact.predicate)
+    if template is None:
+        return fact.render()
+    return template.format(*names, prep=prep)

@@ -86,6 +86,7 @@ class PrimitiveLibrary:
     goal_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # fact predicate -> licensing words
     stay_words: tuple[str, ...] = ()  # words that let a goal keep an object where it is
     required_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # predicate -> words that demand it
+    reference_words: tuple[str, ...] = ()  # words before an object named only as a reference ("next to")
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
@@ -136,11 +137,14 @@ class PrimitiveLibrary:
                     for k, v in words.items()):
                 raise DomainError(f"{source}: {key} maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
             word_maps[key] = {k: tuple(w.lower() for w in v) for k, v in words.items()}
-        stay_words = data.get("stay_words") or []
-        if not isinstance(stay_words, list) or not all(isinstance(w, str) for w in stay_words):
-            raise DomainError(f"{source}: stay_words must be a list of words")
+        lists = {}
+        for key in ("stay_words", "reference_words"):
+            words = data.get(key) or []
+            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+                raise DomainError(f"{source}: {key} must be a list of words")
+            lists[key] = tuple(w.lower() for w in words)
         return cls(prims, dict(data.get("embodiment") or {}), word_maps["goal_words"],
-                   tuple(w.lower() for w in stay_words), word_maps["required_words"])
+                   lists["stay_words"], word_maps["required_words"], lists["reference_words"])
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from step_planner.domain.world import ObjectState, Place, WorldState
@@ -31,6 +32,22 @@ _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 class SceneError(ValueError):
     """A scene file is malformed."""
+
+
+class SceneGeometryError(SceneError):
+    """A scene's geometry cannot be built (names the entity and the field)."""
+
+
+def geometry_vector(geometry: dict, key: str, n: int, where: str, default=None) -> np.ndarray:
+    """``geometry[key]`` as n floats, or a SceneGeometryError naming the field."""
+    value = geometry.get(key, default)
+    try:
+        arr = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise SceneGeometryError(f"{where}: geometry.{key} must be {n} numbers, got {value!r}") from exc
+    if value is None or arr.shape != (n,):
+        raise SceneGeometryError(f"{where}: geometry.{key} must be {n} numbers, got {value!r}")
+    return arr
 
 
 def _geometry(raw: dict, where: str) -> dict[str, Any]:

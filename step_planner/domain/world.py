@@ -156,6 +156,13 @@ class WorldState:
             raise ValueError(f"{predicate} is not an effect")
 
     # ---- text and serialisation ------------------------------------------------------------
+    def preposition(self, place: str | None) -> str:
+        """How a fact places an object there: ``in`` a container (drawer, tray, bin, box), ``on`` a surface."""
+        spec = self.places.get(place or "")
+        if spec is None:
+            return "at"
+        return "in" if spec.is_container else "on"
+
     def describe(self) -> str:
         """The observation text shown to the LLM, one fact per line, visible things only.
 
@@ -176,7 +183,7 @@ class WorldState:
         for obj in self.objects.values():
             if not self.is_visible(obj.name):
                 continue
-            where = "in the gripper" if obj.location == GRIPPER else f"at {obj.location}"
+            where = "in the gripper" if obj.location == GRIPPER else f"{self.preposition(obj.location)} {obj.location}"
             flags = "" if obj.reachable else " (out of reach)"
             lines.append(f"object {obj.name} [{obj.category or 'object'}]: {where}{flags}")
         return "\n".join(lines)

@@ -123,15 +123,19 @@ def replan(episode: Episode, library: PrimitiveLibrary, config: PlannerConfig, l
     from step_planner.llm.client import LLMClient
     from step_planner.llm.config import LLMConfig
     from step_planner.llm.loopback import LoopbackServer
+    from step_planner.planner.person import ReplayPerson, Reply
     from step_planner.planner.runner import run_goal
 
     answered = [e for e in episode.exchanges if e.get("answer_text") is not None and not e.get("error")]
     handler = PlaybackHandler(answered)
     executor = RecordedOutcomes(library, episode)
+    dialogue = (episode.final_tree or {}).get("dialogue") or []  # the person's replies, replayed in order
+    person = ReplayPerson(Reply.from_dict(d["reply"]) for d in dialogue)
+    confirm = any(d.get("kind") == "goal_confirmation" for d in dialogue)
     with LoopbackServer(handler) as server:
         llm = LLMClient(LLMConfig.from_dict({**llm_settings, "base_url": server.base_url, "max_retries": 0}))
         result = run_goal(episode.goal["instruction"], library=library, executor=executor, llm=llm, config=config,
-                          goal_id=str(episode.goal.get("goal_id", "")))
+                          goal_id=str(episode.goal.get("goal_id", "")), person=person, confirm_goal=confirm)
     return ReplanReport(result, handler.divergences, compare_trees(episode.final_tree, result.tree),
                         executor.mismatches)
 

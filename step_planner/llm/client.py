@@ -36,7 +36,7 @@ from pydantic import BaseModel
 from .answers import AnswerError, parse_answer
 from .config import LLMConfig
 from .errors import LLMCanceled, LLMInvalidAnswer, LLMReplayMiss, LLMUnavailable
-from .schemas import json_schema, strict_json_schema
+from .schemas import answer_schema
 from .tokens import count_message_tokens, count_tokens
 from .usage import CallRecord, UsageLedger
 
@@ -279,8 +279,10 @@ class LLMClient:
         text = choices[0].message.content or ""
         reported = getattr(response, "usage", None)
         if reported is not None and reported.prompt_tokens is not None:
-            usage = {"prompt_tokens": int(reported.prompt_tokens),
-                     "completion_tokens": int(reported.completion_tokens or 0), "counted_locally": False}
+            # some servers send prompt_tokens 0: count the prompt here, it is never 0 tokens
+            prompt = int(reported.prompt_tokens) or count_message_tokens(sent)
+            usage = {"prompt_tokens": prompt, "completion_tokens": int(reported.completion_tokens or 0),
+                     "counted_locally": not reported.prompt_tokens}
         else:
             usage = {"prompt_tokens": count_message_tokens(sent), "completion_tokens": count_tokens(text),
                      "counted_locally": True}
@@ -308,17 +310,20 @@ class LLMClient:
     def _response_format(self, schema: type[BaseModel]) -> dict:
         if self._json_object_mode:
             return {"type": "json_object"}
-        body = strict_json_schema(schema) if self._strict else json_schema(schema)
-        spec = {"name": schema.__name__[:64], "schema": body, "strict": self._strict}
+        spec = {"name": schema.__name__[:64], "schema": answer_schema(schema), "strict": self._strict}
         return {"type": "json_schema", "json_schema": spec}
 
     def _messages_for_mode(self, conversation: list[dict], schema: type[BaseModel]) -> list[dict]:
         """In json_object mode the schema travels in the (first) system message instead."""
         if not self._json_object_mode:
             return conversation
-        hint = ("Answer with exactly one JSON object, no prose and no code fences, that validates against "
-                f"this JSON schema:\n{json.dumps(json_schema(schema), sort_keys=True)}")
+        shown = json.dumps(answer_schema(schema), separators=(",", ":"))
         messages = [dict(m) for m in conversation]
+        if any(shown in str(m.get("content", "")) for m in messages if m.get("role") == "system"):
+            hint = "Answer with exactly one JSON object, no prose and no code fences, matching the schema above."
+        else:
+            hint = ("Answer with exactly one JSON object, no prose and no code fences, that validates against "
+                    f"this JSON schema:\n{shown}")
         if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
             messages[0]["content"] = f"{messages[0]['content']}\n\n{hint}"
         else:

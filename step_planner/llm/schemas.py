@@ -1,7 +1,8 @@
 """The structured answers the planner asks the LLM for (validated with pydantic).
 
 The JSON schema sent to the endpoint is generated from the same model that validates the
-answer, so the prompt, the schema and the validation cannot drift apart. A decomposition answer
+answer, so the prompt, the schema and the validation cannot drift apart; the one schema text
+(:func:`answer_schema`) is the one printed in the prompt and the one sent as ``response_format``. A decomposition answer
 carries only the fields the planner profile and its features use (:func:`decomposition_schema`):
 a field the planner would ignore is a field a model can get wrong.
 
@@ -52,18 +53,24 @@ class GroundedChild(_Answer):
         "for a call (its effects are checked)")
 
 
-@lru_cache(maxsize=32)
-def decomposition_schema(*, grounded: bool, goal: bool, plan_ahead: bool, control: bool) -> type[BaseModel]:
+@lru_cache(maxsize=64)
+def decomposition_schema(*, grounded: bool, goal: bool, plan_ahead: bool, control: bool,
+                         question: bool = False) -> type[BaseModel]:
     """The decomposition answer model for one kind of prompt.
 
     ``goal``: the root's first question also asks for the instruction's goal conditions.
     ``plan_ahead``: the remaining children after ``next`` (ReCAP). ``control``: how the
     children combine (ReAcTree). ``grounded``: children carry ``call`` and ``success_when``.
+    ``question``: the answer may be a question for the person instead (an ambiguous instruction).
     """
     child: type[BaseModel] = GroundedChild if grounded else TextChild
     fields: dict[str, Any] = {
         "reasoning": (str, Field(default="", max_length=MAX_REASONING, description="brief thinking")),
     }
+    if question:
+        fields["question"] = (str | None, Field(default=None, max_length=MAX_TEXT, description=(
+            "only when the instruction can be read in ways that lead to different goals: one short question "
+            "for the person (then leave the other fields empty); null otherwise")))
     if goal:
         fields["goal"] = (list[str], Field(default_factory=list, max_length=MAX_FACTS, description=(
             "the facts that hold once the whole instruction is carried out, e.g. "
@@ -73,13 +80,14 @@ def decomposition_schema(*, grounded: bool, goal: bool, plan_ahead: bool, contro
     fields["next"] = (child | None, Field(default=None, description="the next child subgoal, null when done"))
     if plan_ahead:
         fields["then"] = (list[child], Field(default_factory=list, max_length=MAX_PLAN, description=(  # type: ignore[valid-type]
-            "the children planned after `next`, in order (refined after every child)")))
+            "the children planned after `next`, in order; they run one after another without asking you "
+            "again while each succeeds, and you are asked to refine them after a failure")))
     if control:
         fields["control"] = (Literal["sequence", "fallback", "parallel"], Field(default="sequence", description=(
             "how this subgoal's children combine: sequence (all, in order), fallback (stop at the first "
             "success) or parallel (all, even if one fails)")))
     name = "Decomposition" + ("Grounded" if grounded else "") + ("Goal" if goal else "") + \
-        ("Plan" if plan_ahead else "") + ("Control" if control else "")
+        ("Plan" if plan_ahead else "") + ("Control" if control else "") + ("Question" if question else "")
     return create_model(name, __config__=_STRICT, __doc__="The next child of the subgoal being decomposed.",
                         **fields)
 
@@ -134,3 +142,11 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
         return node
 
     return walk(schema)
+
+
+def answer_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The one schema of an answer everywhere it is shown: printed in the system prompt, sent as
+    ``response_format`` (with strict on or off) and in JSON mode. It is the strict form (every field
+    required, optional ones nullable), so a model sees the same required fields wherever it looks;
+    validation still uses the full model (lengths, defaults for a field an endpoint leaves out)."""
+    return strict_json_schema(model)

@@ -79,7 +79,8 @@ class Beliefs:
 
     def describe_believed(self) -> str:
         """Prompt lines for believed objects ('' when there are none)."""
-        lines = [f"object {name} [{self.world.objects[name].category or 'object'}]: at "
+        lines = [f"object {name} [{self.world.objects[name].category or 'object'}]: "
+                 f"{self.world.preposition(self.world.objects[name].location)} "
                  f"{self.world.objects[name].location} (not visible now; left there by an earlier action)"
                  for name in sorted(self.believed)]
         return "\n".join(lines)

@@ -54,5 +54,9 @@ class Budget:
             raise BudgetExceeded(f"primitive budget of {self.max_primitives} used up")
         self.primitives += 1
 
+    def pause(self, seconds: float) -> None:
+        """Leave ``seconds`` out of the wall clock (the time a person took to answer: not planning)."""
+        self.started += max(0.0, seconds)
+
     def elapsed(self) -> float:
         return self._clock() - self.started

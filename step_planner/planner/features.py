@@ -16,6 +16,8 @@ decision (plan-ahead's planned children, control flow, the completion check).
 |                 |          | resolved rounds are folded into a count                             |
 | verify_done     | ours     | profiles without conditions: the LLM double-checks a 'done' claim   |
 | overlap         | ours     | the next request is sent while the arm moves (planner/overlap.py)   |
+| questions       | ours     | an ambiguous instruction may be answered with a question for the    |
+|                 |          | person (planner/person.py); the answer goes into every later prompt |
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from step_planner.planner.tree import SubgoalTree
 from step_planner.planner.world_changes import summarize, world_facts
 
 KNOWN_FEATURES = frozenset({"control_flow", "episodic_memory", "working_memory", "self_revision", "plan_ahead",
-                            "summaries", "verify_done", "overlap"})
+                            "summaries", "verify_done", "overlap", "questions"})
 
 
 @dataclass

@@ -41,6 +41,7 @@ class VerdictSource(str, Enum):
     EXECUTOR = "executor"
     BUDGET = "budget"
     CANCEL = "cancel"
+    PERSON = "person"  # the person refused the interpreted goal or did not answer a question
 
 
 class Control(str, Enum):

@@ -20,13 +20,14 @@ from pydantic import BaseModel
 
 from step_planner.domain.conditions import FACT_SYNTAX, explain_failure
 from step_planner.domain.primitives import PrimitiveLibrary
-from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer, json_schema
+from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer, answer_schema, json_schema
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.kinds import NodeStatus
 from step_planner.planner.tree import SubgoalNode, SubgoalTree
 from step_planner.resources import ResourceError, config_path
 
-_PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "observation", "subgoal", "extra")
+_PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "observation", "subgoal", "extra",
+                 "clarifications")
 _TEMPLATES = ("decompose_system", "decompose_user", "decompose_rules_grounded", "decompose_rules_text",
               "decompose_rules_calls", "terminate_system", "terminate_user", "verify_system", "verify_user")
 ANSWER_STYLES = ("grounded", "text", "calls")
@@ -134,18 +135,20 @@ class PromptBook:
             answer_rules=rules,
             facts=", ".join(FACT_SYNTAX),
             example=self._example(kind, style, schema),
-            schema=json.dumps(json_schema(schema), separators=(",", ":")),
+            schema=json.dumps(answer_schema(schema), separators=(",", ":")),
         )
 
     def _messages(self, kind: str, schema: type[BaseModel], poses: list[str], style: str = "",
                   **fields: str) -> list[dict[str, str]]:
         template = self.templates[f"{kind}_user"]
         values = dict.fromkeys(_PLACEHOLDERS, "") | fields
-        if values["extra"]:
-            values["extra"] = "\n" + values["extra"].strip() + "\n"
+        for name in ("extra", "clarifications"):
+            if values[name]:
+                values[name] = "\n" + values[name].strip() + "\n"
         user = template.format(**values)
-        if values["extra"] and "{extra}" not in template:
-            user = f"{user.rstrip()}\n{values['extra']}"
+        for name in ("clarifications", "extra"):  # a custom template without the placeholder still gets it
+            if values[name] and f"{{{name}}}" not in template:
+                user = f"{user.rstrip()}\n{values[name]}"
         return [
             {"role": "system", "content": self._system(kind, schema, poses, style)},
             {"role": "user", "content": user},
@@ -160,16 +163,26 @@ class PromptBook:
         return text
 
     @staticmethod
-    def conditions_text(node: SubgoalNode, beliefs: Beliefs) -> str:
-        """``in(tape, drawer): not yet (tape is at table)`` per condition of a node."""
+    def conditions_text(node: SubgoalNode, beliefs: Beliefs, unfinished: str = "") -> str:
+        """``in(tape, drawer): not yet (tape is on table, not in drawer)`` per condition of a node.
+
+        A fact that holds now but must be undone on the way (a closed drawer that an unmet fact needs
+        opened) says so, and ``unfinished`` (what is left half-done although the facts hold) is added."""
         from step_planner.domain.conditions import parse_fact
 
+        facts = [parse_fact(r.text) for r in node.conditions]
+        unmet = [f for f, r in zip(facts, node.conditions, strict=True) if not r.holds]
         lines = []
-        for record in node.conditions:
+        for record, fact in zip(node.conditions, facts, strict=True):
             if record.holds:
-                lines.append(f"- {record.text}: holds")
+                needs = [u for u in unmet if u.predicate in ("in", "at") and not u.negated and len(u.args) > 1
+                         and u.args[1] == fact.args[0]] if fact.predicate == "closed" and not fact.negated else []
+                if needs:
+                    lines.append(f"- {record.text}: holds now, but {needs[0]} needs {fact.args[0]} open first: "
+                                 f"close it again afterwards")
+                else:
+                    lines.append(f"- {record.text}: holds")
                 continue
-            fact = parse_fact(record.text)
             if fact.predicate == "empty" and fact.args[0] not in beliefs.seen_inside:
                 why = f"the inside of {fact.args[0]} has not been seen"
             elif any(o not in beliefs.world.objects for o in fact.objects):
@@ -177,12 +190,26 @@ class PromptBook:
             else:
                 why = explain_failure(fact, {}, beliefs.world)
             lines.append(f"- {record.text}: not yet ({why})")
+        if unfinished:
+            lines.append(f"- not finished yet: {unfinished}")
         return "\n".join(lines)
 
     @staticmethod
-    def siblings_text(tree: SubgoalTree, parent_id: int, before: int | None = None, collapse: bool = False) -> str:
+    def clarifications_text(tree: SubgoalTree) -> str:
+        """The person's answers to the model's questions ('' when there are none)."""
+        pairs = tree.clarifications
+        if not pairs:
+            return ""
+        lines = [f"- Q: {q}\n  A: {a}" for q, a in pairs]
+        return "## Answers from the person\n" + "\n".join(lines)
+
+    @staticmethod
+    def siblings_text(tree: SubgoalTree, parent_id: int, before: int | None = None, collapse: bool = False,
+                      feedback_has_current: bool = False) -> str:
         """The node's children so far. With ``collapse`` (the summaries feature), proposals that
-        were rejected in rounds already resolved are folded into one count instead of listed."""
+        were rejected in rounds already resolved are folded into one count instead of listed. With
+        ``feedback_has_current`` (a decomposition prompt), the proposals rejected since the last child
+        that ran point at the feedback, which gives their reasons, instead of repeating them."""
         children = [c for c in tree.children(parent_id) if before is None or c.id < before]
         last_live = max((i for i, c in enumerate(children) if c.status is not NodeStatus.ABANDONED), default=-1)
         lines, folded = [], 0
@@ -195,7 +222,10 @@ class PromptBook:
             shown = child.text
             if child.call is not None and not _CALL_SHAPE.match(child.text):
                 shown += f" [{child.call}]"  # what a natural-language child ran
-            lines.append(f"{i}. {shown} -> {describe_outcome(child)}{note}")
+            outcome = describe_outcome(child)
+            if feedback_has_current and child.status is NodeStatus.ABANDONED and i - 1 > last_live:
+                outcome = "rejected (why: see the feedback below)"
+            lines.append(f"{i}. {shown} -> {outcome}{note}")
         return "\n".join(lines) if lines else "(none yet)"
 
     @staticmethod
@@ -207,20 +237,22 @@ class PromptBook:
     # ---- the three prompt kinds ------------------------------------------------------------
     def decomposition(self, tree: SubgoalTree, node_id: int, beliefs: Beliefs, feedback: list[str], *,
                       schema: type[BaseModel], style: str, extra: str = "", collapse: bool = False,
-                      ) -> list[dict[str, str]]:
+                      unfinished: str = "") -> list[dict[str, str]]:
         node = tree.node(node_id)
         path = [a.text for a in tree.ancestors(node_id)] + [node.text]
         parent = node.text
         if node.conditions:
-            parent += "\nAchieved when:\n" + self.conditions_text(node, beliefs)
+            parent += "\nAchieved when:\n" + self.conditions_text(node, beliefs, unfinished)
         if self.history == "whole_task":
             parent += "\n" + self._whole_task_history(tree)
         return self._messages(
             "decompose", schema, beliefs.world.locations, style,
             instruction=tree.instruction,
+            clarifications=self.clarifications_text(tree),
             parent=parent,
+            subgoal=node.text,
             ancestors="\n".join(f"{'  ' * i}- {t}" for i, t in enumerate(path)),
-            siblings=self.siblings_text(tree, node_id, collapse=collapse),
+            siblings=self.siblings_text(tree, node_id, collapse=collapse, feedback_has_current=bool(feedback)),
             feedback="\n".join(f"- {f}" for f in feedback) if feedback else "(none)",
             observation=self.observation(beliefs),
             extra=extra,
@@ -245,6 +277,7 @@ class PromptBook:
         return self._messages(
             "verify", CompletionAnswer, beliefs.world.locations,
             instruction=tree.instruction,
+            clarifications=self.clarifications_text(tree),
             subgoal=tree.node(node_id).text,
             siblings=self.siblings_text(tree, node_id, collapse=True),
             observation=self.observation(beliefs),

@@ -36,6 +36,8 @@ class GoalError(str, Enum):
     SAFETY_VIOLATION = "SAFETY_VIOLATION"
     CANCELED = "CANCELED"
     NOTHING_TO_DO = "NOTHING_TO_DO"  # the instruction's conditions held before anything ran
+    GOAL_NOT_CONFIRMED = "GOAL_NOT_CONFIRMED"  # confirm_goal: the person refused the goal, or nobody confirmed it
+    CLARIFICATION_NEEDED = "CLARIFICATION_NEEDED"  # the model asked the person a question nobody answered
 
 
 @dataclass
@@ -49,6 +51,7 @@ class GoalResult:
     elapsed_s: float = 0.0
     verified: bool = False
     conditions: list[dict[str, Any]] = field(default_factory=list)  # ConditionRecord.to_dict() of the root
+    goal_rejections: list[dict[str, Any]] = field(default_factory=list)  # {"goal": [...], "problems": [...]}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +60,7 @@ class GoalResult:
             "message": self.message,
             "verified": self.verified,
             "conditions": list(self.conditions),
+            "goal_rejections": list(self.goal_rejections),
             "executed": [{"call": c.to_dict(), "outcome": o.to_dict()} for c, o in self.executed],
             "tree": self.tree,
             "usage": self.usage,

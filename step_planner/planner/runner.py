@@ -18,6 +18,7 @@ from step_planner.planner.budget import BudgetExceeded, Canceled
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.memory import EpisodicMemory
 from step_planner.planner.overlap import Prefetcher, next_request
+from step_planner.planner.person import Person, ReplayPerson
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.subgoal_planner import CompletionLLM, StepPlanner, StepReport
 from step_planner.planner.tree import TreeListener
@@ -78,12 +79,16 @@ def run_goal(
     gate: CallGate | None = None,
     episodic: EpisodicMemory | None = None,
     goal: list[str] | None = None,
+    person: Person | None = None,
+    confirm_goal: bool = False,
 ) -> GoalResult:
     """Plan and execute one instruction. Never raises for planner, LLM or executor faults.
 
     ``gate`` sees every call before it runs (the safety envelope, approval mode) and may refuse
     it by returning an Outcome; a refused call is never sent to the executor. ``goal``: facts the
-    client states as the instruction's goal (then the model is not asked for them).
+    client states as the instruction's goal (then the model is not asked for them). ``person``
+    answers the model's questions and, with ``confirm_goal``, accepts, corrects or refuses the goal
+    the model states before anything moves (``planner/person.py``); None: nobody to ask.
     """
     started = time.monotonic()
     if problem := validate_instruction(instruction):
@@ -91,7 +96,7 @@ def run_goal(
     cancel = cancel or threading.Event()
     planner = StepPlanner(
         instruction.strip(), library=library, llm=llm, config=config, goal_id=goal_id,
-        listeners=listeners, cancel=cancel, episodic=episodic, goal=goal,
+        listeners=listeners, cancel=cancel, episodic=episodic, goal=goal, person=person, confirm_goal=confirm_goal,
     )
     first_record = len(getattr(getattr(llm, "usage", None), "records", []))
     executed: list[tuple[PrimitiveCall, Outcome]] = []
@@ -173,9 +178,10 @@ def _speculation(planner: StepPlanner, initial: WorldState, library: PrimitiveLi
 
     shadow_config = planner.config.with_changes(wall_clock_s=1e9, max_llm_calls=10**6)
 
-    def make_shadow(replay_llm, prompts) -> StepPlanner:
+    def make_shadow(replay_llm, prompts) -> StepPlanner:  # the person's replies so far are replayed to it
         return StepPlanner(planner.tree.instruction, library=library, llm=replay_llm, config=shadow_config,
-                           prompts=prompts, episodic=episodic, goal=goal, goal_id=planner.tree.goal_id)
+                           prompts=prompts, episodic=episodic, goal=goal, goal_id=planner.tree.goal_id,
+                           person=ReplayPerson(planner.replies), confirm_goal=planner.confirm_goal)
 
     def speculate(history: list, call: PrimitiveCall, last_world: WorldState) -> None:
         answers = list(planner.answers.ordered)

@@ -10,6 +10,11 @@ call's effects); after each child the parent's facts are judged on the believed 
 subgoal whose facts hold is done without asking anyone. A model's "done" whose facts do not hold
 becomes feedback naming them.
 
+The person (``planner/person.py``): the model may answer the instruction with a question instead of a
+plan (feature ``questions``); the answer goes into every later prompt, and with nobody to answer the goal
+ends CLARIFICATION_NEEDED, naming the question. With ``confirm_goal`` the goal the model states is shown
+to the person before anything moves: accepted, corrected (checked like a goal a client states) or refused.
+
 Re-planning (STEP): an inconsistent child, a failed execution or a failed subtree sends the
 reason back to the parent, which proposes a different next child with that reason as feedback.
 Finished siblings stay finished. After ``max_replans_per_node`` rejections in one round the
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from step_planner.domain.conditions import Condition, explain_failure, parse_fact
+from step_planner.domain.conditions import Condition, describe_fact, explain_failure, parse_fact
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
@@ -47,6 +52,7 @@ from step_planner.planner.grounding import (
 from step_planner.planner.kinds import Control, JudgedFrom, NodeStatus, VerdictKind, VerdictSource
 from step_planner.planner.memory import EpisodicMemory
 from step_planner.planner.overlap import AnswerLog, Prefetcher, answer_key
+from step_planner.planner.person import Ask, AskKind, Person, Reply, ReplyKind, answer_problem
 from step_planner.planner.prompts import PromptBook
 from step_planner.planner.result import GoalError, GoalResult, StepReport
 from step_planner.planner.termination import Candidate, CompletionLLM, TerminationChecker
@@ -93,6 +99,17 @@ class _ClientGoalError(ValueError):
     """A goal stated by the client (the action goal, ``--goal``) names unknown things or does not parse."""
 
 
+class _PersonStop(Exception):
+    """The person refused the goal, or nobody answered: the goal ends with ``error``."""
+
+    def __init__(self, error: GoalError, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+
+
+MAX_QUESTIONS = 3  # questions one goal may ask the person
+
+
 _RECHECK = object()  # the goal was just stated: judge it before proposing anything
 _CALL_SHAPE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\(.*\)\s*\.?\s*$")
 
@@ -118,6 +135,8 @@ class StepPlanner:
         cancel: threading.Event | None = None,
         episodic: EpisodicMemory | None = None,
         goal: list[str] | None = None,
+        person: Person | None = None,
+        confirm_goal: bool = False,
     ) -> None:
         self.library = library
         self.config = config
@@ -142,6 +161,11 @@ class StepPlanner:
         self.prefetcher: Prefetcher | None = None  # set by run_goal when the overlap feature is on
         self.llm_wait_s = 0.0  # time spent waiting for answers (the LLM on the critical path)
         self._answer_was_prepared = False
+        self.person = person
+        self.confirm_goal = confirm_goal
+        self.replies: list[Reply] = []  # the person's replies, in order (what a shadow planner replays)
+        self.goal_rejections: list[dict] = []  # goals the model stated that grounding refused, with why
+        self._picked_by: dict[str, int] = {}  # object -> the leaf that picked it up last
 
     def has(self, feature: str) -> bool:
         return feature in self.profile.features
@@ -204,12 +228,17 @@ class StepPlanner:
         self._observe(world)
         root = self.tree.root
         self.budget.scale(self._task_size())
+        if self.confirm_goal and not self.profile.conditions and not self.client_goal:
+            return self._end(GoalError.INVALID_GOAL, f"confirm_goal needs a profile that states the goal as facts "
+                             f"(profile {self.profile.name} states none); nothing was executed", None)
         try:
             if self.client_goal:
                 self._set_client_goal()
             ok, reason = yield from self._expand(root)
         except _ClientGoalError as exc:
             return self._end(GoalError.INVALID_GOAL, f"the goal's conditions are not usable: {exc}", None)
+        except _PersonStop as exc:
+            return self._end(exc.error, str(exc), VerdictSource.PERSON)
         except _NothingToDo:
             return self._end(GoalError.NOTHING_TO_DO, "nothing to do: the instruction's conditions already hold "
                              f"({self._conditions_line()}); nothing was executed", None)
@@ -244,7 +273,7 @@ class StepPlanner:
         """Before the goal's facts are known (or for profiles that state none): the objects the
         instruction mentions, by name or by kind ("every block")."""
         world = self.beliefs.world
-        text = self.tree.instruction
+        text = self.instruction_text
         mentioned = named_entities(text, world) | kind_mentions(text, world)
         drawers = {n for n in mentioned if n in world.places and world.places[n].openable}  # hidden things
         return len({n for n in mentioned if n in world.objects}) + len(drawers)
@@ -270,7 +299,14 @@ class StepPlanner:
         if root.conditions:
             self._judge(root.id)
         return GoalResult(success, error, message, tree=self.tree.snapshot(), verified=bool(root.conditions),
-                          conditions=[c.to_dict() for c in self.tree.node(self.tree.root).conditions])
+                          conditions=[c.to_dict() for c in self.tree.node(self.tree.root).conditions],
+                          goal_rejections=list(self.goal_rejections))
+
+    @property
+    def instruction_text(self) -> str:
+        """The instruction with the person's answers to the model's questions: what the goal is about."""
+        answers = [a for _, a in self.tree.clarifications]
+        return " ".join([self.tree.instruction, *answers])
 
     def _conditions_line(self) -> str:
         return ", ".join(f"{c.text} ({c.judged_from.value})" for c in self.tree.node(self.tree.root).conditions)
@@ -284,7 +320,7 @@ class StepPlanner:
             self._goal_at_start = {c.text: c.holds for c in self.tree.node(node_id).conditions}
 
     def _set_client_goal(self) -> None:
-        checked = check_goal(self.client_goal, self.tree.instruction, self.beliefs, self.library,
+        checked = check_goal(self.client_goal, self.instruction_text, self.beliefs, self.library,
                              about_instruction=False)
         if not checked.ok:
             raise _ClientGoalError("; ".join(checked.problems) or "the goal states no fact")
@@ -322,15 +358,95 @@ class StepPlanner:
                 parts.append(f"{record.text} ({unseen} not seen yet)")
             else:
                 parts.append(f"{record.text} ({explain_failure(fact, {}, self.beliefs.world)})")
+        if unfinished := self._half_done(node_id):
+            parts.append(unfinished)
         return "; ".join(parts)
 
+    def _half_done(self, node_id: int) -> str:
+        """What a subgoal leaves half-done although its facts may hold: an object picked up inside it
+        still in the gripper, when none of its facts asks to hold it ('' when nothing)."""
+        held = self.beliefs.world.held
+        picker = self._picked_by.get(held or "")
+        if held is None or picker is None or not (picker == node_id or self.tree.descends(picker, node_id)):
+            return ""
+        if any(f.predicate == "holding" and not f.negated and f.args[0] == held for f in self._facts(node_id)):
+            return ""
+        return f"the gripper still holds {held}, picked up for this subgoal: put it where it belongs"
+
+    # ---- the person ----------------------------------------------------------------------------
+    def _ask_person(self, request: Ask) -> Reply:
+        """Ask the person (the tree shows what the goal waits for); the wait is not planning time."""
+        if self.person is None:
+            reply = Reply(ReplyKind.NO_ANSWER, "no person is connected to answer")
+        else:
+            self.tree.set_waiting(request.to_dict())
+            started = time.monotonic()
+            try:
+                reply = self.person.ask(request, self.cancel)
+            finally:
+                self.budget.pause(time.monotonic() - started)
+                self.tree.set_waiting(None)
+        if reply.kind is ReplyKind.ANSWER and (problem := answer_problem(reply.text)):
+            reply = Reply(ReplyKind.NO_ANSWER, f"the answer was not usable: {problem}")
+        self.replies.append(reply)
+        self.tree.add_dialogue(request.to_dict(), reply.to_dict())
+        if reply.kind is ReplyKind.CANCELED or self.cancel.is_set():
+            raise Canceled()
+        return reply
+
+    def _may_ask(self, rnd: _Round) -> bool:
+        """A question is offered while the root's reading is still open: no goal fixed, nothing run."""
+        root = self.tree.node(self.tree.root)
+        return (self.has("questions") and rnd.node_id == root.id and not root.conditions
+                and len(self.tree.clarifications) < MAX_QUESTIONS
+                and all(c.status is NodeStatus.ABANDONED for c in self.tree.children(root.id)))
+
+    def _clarify(self, question: str) -> object:
+        reply = self._ask_person(Ask(AskKind.QUESTION, question, self.tree.instruction, self.tree.goal_id))
+        if reply.kind is not ReplyKind.ANSWER:
+            raise _PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: the model asked "
+                              f"\"{question}\" and {reply.text or 'nobody answered'}; nothing was executed")
+        return _RECHECK
+
+    def _confirm(self, facts: list[Condition]) -> bool:
+        """confirm_goal: the person accepts, corrects or refuses the goal. True when it was corrected."""
+        shown = tuple(str(f) for f in facts)
+        words = tuple(describe_fact(f, self.beliefs.world) for f in facts)
+        request = Ask(AskKind.GOAL, "\n".join(words), self.tree.instruction, self.tree.goal_id, shown, words,
+                      check=self._correction_problems)
+        reply = self._ask_person(request)
+        if reply.kind is ReplyKind.ACCEPT:
+            return False
+        if reply.kind is ReplyKind.CORRECT:
+            if problems := request.problems(list(reply.facts)):
+                raise _ClientGoalError("the corrected goal: " + "; ".join(problems))
+            checked = check_goal(list(reply.facts), self.instruction_text, self.beliefs, self.library,
+                                 about_instruction=False)
+            self._set_conditions(self.tree.root, checked.facts, "person")
+            self.budget.scale(len(checked.facts))
+            return True
+        if reply.kind is ReplyKind.REFUSE:
+            raise _PersonStop(GoalError.GOAL_NOT_CONFIRMED, f"the person refused the interpreted goal "
+                              f"({', '.join(shown)}): {reply.text or 'no reason given'}; nothing was executed")
+        raise _PersonStop(GoalError.GOAL_NOT_CONFIRMED, f"the interpreted goal ({', '.join(shown)}) was not "
+                          f"confirmed: {reply.text or 'nobody answered'}; nothing was executed")
+
+    def _correction_problems(self, texts: list[str]) -> list[str]:
+        checked = check_goal(list(texts), self.instruction_text, self.beliefs, self.library, about_instruction=False)
+        return checked.problems or ([] if checked.facts else ["the goal states no fact"])
+
     # ---- prompts -----------------------------------------------------------------------------
-    def _extra_sections(self, rnd: _Round, goal_wanted: bool) -> str:
+    def _extra_sections(self, rnd: _Round, goal_wanted: bool, question: bool = False) -> str:
         node = self.tree.node(rnd.node_id)
         parts: list[str] = []
         if goal_wanted:
             parts.append("## Goal\nAlso state, in `goal`, the facts that will hold once the whole task is carried "
                          "out. The robot checks them in the world to decide that the task is done.")
+        if question:
+            parts.append("## Ambiguity\nIf the task can be read in ways that lead to different goals (which "
+                         "object or place is meant, whether something counts), do not guess: ask the person one "
+                         "short question in `question` and leave the other fields empty. Otherwise `question` is "
+                         "null.")
         if node.depth + 1 >= self.config.depth_limit():
             parts.append("## Depth limit\nThis subgoal is at the deepest level allowed: its children must each "
                          "be a single primitive call.")
@@ -368,7 +484,7 @@ class StepPlanner:
         tree.set_active(node_id)
         rnd = _Round(node_id, control_flow(tree.node(node_id).control))
         while True:
-            if tree.node(node_id).conditions and self._judge(node_id):
+            if tree.node(node_id).conditions and self._judge(node_id) and not self._half_done(node_id):
                 if node_id == tree.root and self.budget.primitives == 0:
                     raise _NothingToDo()
                 tree.add_verdict(node_id, VerdictKind.DONE, "its conditions hold: " + ", ".join(
@@ -442,8 +558,11 @@ class StepPlanner:
         node_id = rnd.node_id
         tree = self.tree
         if tree.node(node_id).conditions:
-            reason = f"you said '{tree.node(node_id).text}' is done, but these facts do not hold: " + \
-                self._unmet_text(node_id)
+            unmet = self._unmet_text(node_id)
+            if self.beliefs.unmet(self._facts(node_id)):
+                reason = f"you said '{tree.node(node_id).text}' is done, but these facts do not hold: {unmet}"
+            else:
+                reason = f"you said '{tree.node(node_id).text}' is done, but it is not finished: {unmet}"
             tree.add_verdict(node_id, VerdictKind.REJECTED, reason, VerdictSource.CONDITIONS)
             self._failure = GoalError.PLANNING_FAILED
             return reason
@@ -485,25 +604,34 @@ class StepPlanner:
         if not self.profile.replan and rnd.asked:
             return _DoneClaim("the plan is carried out")
         goal_wanted = self.profile.conditions and rnd.node_id == tree.root and not node.conditions
+        question = self._may_ask(rnd)
         schema = decomposition_schema(grounded=self.profile.conditions, goal=goal_wanted,
                                       plan_ahead=self.has("plan_ahead"),
-                                      control=self.has("control_flow") and not node.children)
+                                      control=self.has("control_flow") and not node.children, question=question)
         messages = self.prompts.decomposition(tree, rnd.node_id, self.beliefs, rnd.feedback, schema=schema,
                                               style=self.profile.answer_style,
-                                              extra=self._extra_sections(rnd, goal_wanted),
-                                              collapse=self.has("summaries"))
+                                              extra=self._extra_sections(rnd, goal_wanted, question),
+                                              collapse=self.has("summaries"),
+                                              unfinished=self._half_done(rnd.node_id) if node.conditions else "")
         try:
             answer = self.complete(messages, schema, "decomposition")
         except LLMInvalidAnswer as exc:
             return f"your answer was invalid: {exc.error}"
         rnd.asked += 1
         data = answer.model_dump()
+        if question and (asked := " ".join(str(data.get("question") or "").split())):
+            return self._clarify(asked)
         if goal_wanted:
-            checked = check_goal(list(data.get("goal") or []), tree.instruction, self.beliefs, self.library)
+            stated = list(data.get("goal") or [])
+            checked = check_goal(stated, self.instruction_text, self.beliefs, self.library)
             if not checked.ok:
+                self.goal_rejections.append({"goal": [str(g) for g in stated], "problems": list(checked.problems)})
                 return "the goal you stated was not accepted: " + ("; ".join(checked.problems) or "it is empty")
             self._set_conditions(tree.root, checked.facts, "model")
             self.budget.scale(len(checked.facts))
+            if self.confirm_goal and self._confirm(checked.facts):
+                rnd.pending = []  # the answer's children were planned for the goal the person corrected
+                return _RECHECK
             if self._judge(tree.root):
                 return _RECHECK
         if "control" in data and not node.children:
@@ -598,6 +726,8 @@ class StepPlanner:
             self._set_conditions(child, effects, "effects")
         outcome = yield from self._execute(child, call)
         text = tree.node(child).text
+        if call.name == "pick" and outcome.success:
+            self._picked_by[call.kwargs.get("object", "")] = child
         if not outcome.success:
             tree.set_status(child, NodeStatus.FAILED)
             self._failure = (GoalError.SAFETY_VIOLATION if outcome.code is ExecCode.SAFETY_VIOLATION

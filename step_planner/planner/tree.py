@@ -7,6 +7,10 @@ Snapshot schema (``SubgoalTree.snapshot()``, schema id ``step_planner/tree/v2``)
 
     {"schema": "step_planner/tree/v2", "goal_id": str, "instruction": str,
      "revision": int, "root": int, "active": int | null,
+     "waiting_for": {"kind": "goal_confirmation|question", "text": str, "facts": [str], "words": [str]} | null,
+     "dialogue": [{"kind": "goal_confirmation|question", "text": str, "facts": [str], "words": [str],
+                   "reply": {"kind": "accept|correct|refuse|answer|no_answer|canceled", "text": str,
+                             "facts": [str]}}],
      "nodes": [{"id": int, "parent": int | null, "children": [int], "depth": int,
                 "text": str, "status": "pending|expanding|executing|succeeded|failed|abandoned",
                 "control": "sequence|fallback|parallel",
@@ -22,11 +26,15 @@ Snapshot schema (``SubgoalTree.snapshot()``, schema id ``step_planner/tree/v2``)
                 "summary": str | null,
                 "prepared": bool}]}
 
-``conditions`` are the node's ``success_when`` (the instruction's goal on the root) with their
+``waiting_for`` is what the goal waits for from the person now (its interpreted goal to be confirmed, or
+the model's question to be answered); ``dialogue`` is every such exchange so far, with the person's reply
+(answers to questions are part of every later prompt). ``conditions_from`` is ``person`` for a goal the
+person corrected. ``conditions`` are the node's ``success_when`` (the instruction's goal on the root) with their
 truth when last judged; ``met_after_step`` is the number of primitives executed when a condition
 was first seen to hold (0: before any). ``prepared`` marks a node whose proposal was prepared
 while the arm was still moving (the overlap feature). Nodes are listed in id order (ids are
-creation order and never reused). v1 snapshots (no conditions) are read by :func:`upgrade`.
+creation order and never reused). v1 snapshots (no conditions) and v2 snapshots written before the dialogue
+fields are read by :func:`upgrade`.
 """
 
 from __future__ import annotations
@@ -78,7 +86,7 @@ class SubgoalNode:
     control: Control = Control.SEQUENCE
     call: PrimitiveCall | None = None
     conditions: list[ConditionRecord] = field(default_factory=list)
-    conditions_from: str = ""  # model | effects | client ('' when the node has none)
+    conditions_from: str = ""  # model | effects | client | person ('' when the node has none)
     verdicts: list[VerdictRecord] = field(default_factory=list)
     outcome: dict[str, Any] | None = None
     summary: str | None = None
@@ -123,6 +131,8 @@ class SubgoalTree:
         self.revision = 0
         self.active: int | None = None
         self.nodes: dict[int, SubgoalNode] = {}
+        self.waiting_for: dict[str, Any] | None = None  # what the goal waits for from the person now
+        self.dialogue: list[dict[str, Any]] = []  # every request to the person, with the reply
         self._listeners: list[TreeListener] = []
         self.root = self.add_node(instruction, parent=None).id
 
@@ -216,6 +226,22 @@ class SubgoalTree:
             self.active = node_id
             self._emit("active", -1 if node_id is None else node_id)
 
+    def set_waiting(self, request: dict[str, Any] | None) -> None:
+        """The goal now waits for the person (``Ask.to_dict()``), or no longer (None)."""
+        if request != self.waiting_for:
+            self.waiting_for = request
+            self._emit("waiting", self.root)
+
+    def add_dialogue(self, request: dict[str, Any], reply: dict[str, Any]) -> None:
+        self.dialogue.append({**request, "reply": reply})
+        self._emit("dialogue", self.root)
+
+    @property
+    def clarifications(self) -> list[tuple[str, str]]:
+        """(question, answer) for every question the person answered, in order."""
+        return [(d["text"], d["reply"]["text"]) for d in self.dialogue
+                if d["kind"] == "question" and d["reply"]["kind"] == "answer"]
+
     def abandon_open(self, node_id: int) -> None:
         """Mark every unfinished node of a subtree abandoned (a re-plan or a cancel)."""
         stack = [node_id]
@@ -234,6 +260,8 @@ class SubgoalTree:
             "revision": self.revision,
             "root": self.root,
             "active": self.active,
+            "waiting_for": dict(self.waiting_for) if self.waiting_for else None,
+            "dialogue": [dict(d) for d in self.dialogue],
             "nodes": [n.to_dict() for n in self.nodes.values()],
         }
 
@@ -277,8 +305,9 @@ def render_snapshot(snapshot: dict[str, Any]) -> str:
 
 
 def upgrade(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """A v1 snapshot (no conditions, no prepared flag) read as v2; v2 is returned unchanged."""
-    if snapshot.get("schema") == SCHEMA_ID:
+    """A v1 snapshot (no conditions, no prepared flag) read as v2; a v2 snapshot from before the dialogue
+    fields gets them empty; a complete v2 snapshot is returned unchanged."""
+    if snapshot.get("schema") == SCHEMA_ID and "dialogue" in snapshot:
         return snapshot
     nodes = [{"conditions": [], "conditions_from": "", "prepared": False, **n} for n in snapshot.get("nodes", [])]
-    return {**snapshot, "schema": SCHEMA_ID, "nodes": nodes}
+    return {"waiting_for": None, "dialogue": [], **snapshot, "schema": SCHEMA_ID, "nodes": nodes}

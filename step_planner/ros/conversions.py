@@ -12,7 +12,7 @@ from typing import Any
 
 from builtin_interfaces.msg import Time
 
-from step_planner.msg_fields import NO_ID, call_text, condition_fields, node_fields, tree_fields
+from step_planner.msg_fields import NO_ID, call_text, condition_fields, fact_words, node_fields, tree_fields
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.tree import SCHEMA_ID, render_condition, upgrade
 from step_planner_interfaces.action import ExecuteTask
@@ -33,6 +33,11 @@ def node_to_msg(node: dict[str, Any], active: int | None) -> SubgoalNode:
 def msg_to_condition(msg: Condition) -> dict[str, Any]:
     return {"text": msg.text, "holds": bool(msg.holds), "judged_from": msg.judged_from,
             "met_after_step": None if msg.met_after_step < 0 else int(msg.met_after_step)}
+
+
+def msg_to_waiting(msg: SubgoalTree) -> dict[str, Any] | None:
+    """The tree's ``waiting_for`` (None when the goal waits for nobody)."""
+    return {"kind": msg.waiting_for, "text": msg.waiting_text} if msg.waiting_for else None
 
 
 def tree_to_msg(snapshot: dict[str, Any], *, changed: bool = True, stamp: Time | None = None) -> SubgoalTree:
@@ -60,7 +65,7 @@ def msg_to_tree(msg: SubgoalTree) -> dict[str, Any]:
     return {
         "schema": SCHEMA_ID, "goal_id": msg.goal_id, "instruction": msg.instruction,
         "revision": msg.revision, "root": msg.root_id, "active": None if msg.active_id < 0 else msg.active_id,
-        "nodes": nodes,
+        "waiting_for": msg_to_waiting(msg), "dialogue": [], "nodes": nodes,
     }
 
 
@@ -82,9 +87,19 @@ def feedback_msg(snapshot: dict[str, Any], *, last_primitive: str, last_outcome:
     fb.last_outcome = last_outcome
     fb.elapsed_s = float(elapsed_s)
     fb.llm_calls = llm_calls
-    goal = (nodes.get(snapshot.get("root", 0)) or {}).get("conditions") or []
+    root = nodes.get(snapshot.get("root", 0)) or {}
+    goal = root.get("conditions") or []
     fb.conditions_total = len(goal)
     fb.conditions_met = sum(1 for c in goal if c.get("holds"))
+    fb.goal = [str(c.get("text", "")) for c in goal]
+    waiting = snapshot.get("waiting_for") or {}
+    if waiting.get("kind") == "goal_confirmation":  # the words the person is shown (in/on as the scene has it)
+        fb.goal_words = [str(w) for w in waiting.get("words") or []]
+    else:
+        fb.goal_words = [fact_words(t) for t in fb.goal]
+    fb.goal_from = str(root.get("conditions_from") or "")
+    fb.waiting_for = str(waiting.get("kind", ""))
+    fb.question = str(waiting.get("text", "")) if waiting.get("kind") == "question" else ""
     return fb
 
 
@@ -136,4 +151,10 @@ def render_tree(snapshot: dict[str, Any]) -> str:
 
     if nodes:
         walk(snapshot.get("root") or 0, set())
+    waiting = snapshot.get("waiting_for") or {}
+    if waiting.get("kind"):
+        what = "the goal to be confirmed (~/confirm_goal)" if waiting["kind"] == "goal_confirmation" else \
+            "an answer (~/answer_question)"
+        text = "; ".join(str(waiting.get("text", "")).splitlines())
+        lines.append(f"waiting for {what}: {text}")
     return "\n".join(lines)

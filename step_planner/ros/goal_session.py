@@ -23,6 +23,7 @@ from step_planner.domain.world import WorldState
 from step_planner.execution.base import Executor, Outcome
 from step_planner.execution.errors import BackendUnavailable
 from step_planner.planner.memory import EpisodicMemory
+from step_planner.planner.person import Person
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.runner import CallGate, StepCallback, run_goal, safety_gate
 from step_planner.planner.tree import TreeListener
@@ -96,19 +97,22 @@ class GoalSession:
 
     ``lease`` builds the executor (the node decides which: dry run, persistent MoveIt, per-goal sim);
     ``gates`` run after the safety envelope (approval mode); ``attachments`` see the backend executor
-    once it exists (the simulator's ROS publishers) and are detached before it is released.
+    once it exists (the simulator's ROS publishers) and are detached before it is released; ``person``
+    answers the model's questions and, with ``confirm_goal``, confirms the goal (the node's services).
     """
 
     def __init__(self, request: GoalRequest, values: dict[str, Any], *, library: PrimitiveLibrary,
                  envelope: SafetyEnvelope, cancel: threading.Event, lease: Callable[[], Lease], backend: str,
                  gates: Iterable[CallGate] = (), attachments: Iterable[Attachment] = (),
                  memories: EpisodicMemories | None = None, info: Callable[[str], None] = print,
-                 warn: Callable[[str], None] = print) -> None:
+                 warn: Callable[[str], None] = print, person: Person | None = None,
+                 confirm_goal: bool = False) -> None:
         self.request, self.values = request, values
         self.library, self.envelope, self.cancel, self.backend = library, envelope, cancel, backend
         self._lease, self._gates, self._attachments = lease, list(gates), list(attachments)
         self._memories = memories
         self._info, self._warn = info, warn
+        self.person, self.confirm_goal = person, confirm_goal
         self._stack = ExitStack()
         self.config: Any = None
         self.llm: Any = None
@@ -202,7 +206,7 @@ class GoalSession:
         return run_goal(self.request.instruction, library=self.library, executor=self.executor, llm=self.llm,
                         config=self.config, listeners=[*listeners, *recording.listeners], cancel=self.cancel,
                         goal_id=self.request.goal_id, on_step=step, gate=chain(gates), episodic=self.episodic,
-                        goal=self.request.success_when or None)
+                        goal=self.request.success_when or None, person=self.person, confirm_goal=self.confirm_goal)
 
     # ---- releasing ------------------------------------------------------------------------------------
     def close(self, result: GoalResult | None) -> Path | None:

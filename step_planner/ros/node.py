@@ -27,6 +27,7 @@ from step_planner.domain.safety import SafetyEnvelope
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
 from step_planner.execution.factory import make_executor
+from step_planner.planner.person import Ask, AskKind, Desk, Reply, ReplyKind
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.runner import validate_instruction
 from step_planner.resources import config_dir
@@ -35,15 +36,17 @@ from step_planner.ros.approval import ApprovalGate
 from step_planner.ros.conversions import error_result, result_msg, tree_to_msg
 from step_planner.ros.goal_policy import GoalArbiter, Ticket
 from step_planner.ros.goal_session import EpisodicMemories, GoalRequest, GoalSession, SessionError
-from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer
+from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer, TrackedFrames
 from step_planner.ros.progress import GoalProgress
 from step_planner.ros.qos import feedback_stream, latched, perception
 from step_planner.ros.shutdown import run_node
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import ObjectPoses, SubgoalTree
-from step_planner_interfaces.srv import ApproveStep
+from step_planner_interfaces.srv import AnswerQuestion, ApproveStep, ConfirmGoal
 
 ROBOT_BACKENDS = ("controllers", "moveit")  # the robot's own world, one connection kept across goals
+
+RESULT_TAKE_S = 1.0  # after a stop canceled goals: time for their clients to take the results
 
 
 class StepPlannerNode(Node):
@@ -56,6 +59,7 @@ class StepPlannerNode(Node):
         scene (str): scene for symbolic/sim goals that name none
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
         heartbeat_period_s (float, read-only); approval_mode (bool); approval_timeout_s (float)
+        confirm_goal (bool): wait for ~/confirm_goal before any motion; person_timeout_s (float)
         episodes.* (record, folder, max_episodes, max_megabytes, max_age_days): one episode per goal
         episodic.store (str): episodic memory store, when planner.features has episodic_memory
         sim.joint_state_rate_hz, sim.object_pose_rate_hz (float, read-only): backend sim publishers
@@ -70,14 +74,22 @@ class StepPlannerNode(Node):
         ~/tree (step_planner_interfaces/SubgoalTree, latched): on every change and every heartbeat
         ~/tree_json (std_msgs/String, latched): the same snapshot as JSON (schema step_planner/tree/v1)
         ~/pending_step (std_msgs/String, latched): the primitive waiting for approval ("" when none)
+        ~/pending_goal (std_msgs/String, latched): confirm_goal: the interpreted goal waiting for a person, one
+            fact a line with its words ("" when none)
+        ~/pending_question (std_msgs/String, latched): the model's question waiting for an answer ("" when none)
+        (a goal waits for a person only while someone subscribes to the topic that shows what it waits for)
         backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
         /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock
 
     Subscribers:
-        ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives
+        ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives (a report
+        without a container is placed from its position by the fact deriver)
+        perception.tf_topic (tf2_msgs/TFMessage), when set: TF frames of tracked objects and drawers
 
     Services:
         ~/approve_step (step_planner_interfaces/ApproveStep): approve or refuse the waiting primitive
+        ~/confirm_goal (step_planner_interfaces/ConfirmGoal): accept, correct or refuse the interpreted goal
+        ~/answer_question (step_planner_interfaces/AnswerQuestion): answer the model's question
     """
 
     def __init__(self, node_name: str = "step_planner", **kwargs: Any) -> None:
@@ -111,13 +123,29 @@ class StepPlannerNode(Node):
         self._pending_pub = self.create_publisher(String, "~/pending_step", latched())
         self.approval = ApprovalGate(lambda: float(self.get_parameter("approval_timeout_s").value),
                                      on_pending=lambda text: self._pending_pub.publish(String(data=text)))
+        self._pending_goal_pub = self.create_publisher(String, "~/pending_goal", latched())
+        self._pending_question_pub = self.create_publisher(String, "~/pending_question", latched())
+        self.person = Desk(lambda: float(self.get_parameter("person_timeout_s").value), on_pending=self._on_person,
+                           unheard=self._unheard)
         self._action = ActionServer(
             self, ExecuteTask, "~/execute_task", execute_callback=self._execute, goal_callback=self._on_goal,
             cancel_callback=self._on_cancel, callback_group=goals, feedback_pub_qos_profile=feedback_stream(),
         )
         self.create_subscription(ObjectPoses, "~/object_poses", self._on_object_poses, perception(),
                                  callback_group=self._io)
+        self.frames: TrackedFrames | None = None
+        if values["perception.tf_topic"]:
+            from tf2_msgs.msg import TFMessage
+
+            from step_planner.execution.controllers.messages import poses_from_msg
+
+            self.frames = TrackedFrames(values["perception.max_age_s"], values["perception.frame_prefix"])
+            self.create_subscription(TFMessage, values["perception.tf_topic"],
+                                     lambda msg: self.frames.put(poses_from_msg(msg)), perception(),
+                                     callback_group=self._io)
         self.create_service(ApproveStep, "~/approve_step", self._on_approve, callback_group=goals)
+        self.create_service(ConfirmGoal, "~/confirm_goal", self._on_confirm_goal, callback_group=goals)
+        self.create_service(AnswerQuestion, "~/answer_question", self._on_answer_question, callback_group=goals)
         self.create_timer(values["heartbeat_period_s"], self._heartbeat, callback_group=self._io)
         llm = "OFFLINE scripted answers" if values["llm.offline"] else \
             f"{values['llm.model']}@{values['llm.base_url'] or 'api.openai.com'}"
@@ -223,7 +251,8 @@ class StepPlannerNode(Node):
             library=self.library, envelope=self.envelope, cancel=ticket.cancel, backend=self.backend,
             lease=lambda: self._lease(goal, world), gates=gates, memories=self._memories,
             attachments=[self.sim_bridge.attach] if self.sim_bridge and not goal.dry_run else [],
-            info=log.info, warn=log.warning,
+            info=log.info, warn=log.warning, person=self.person,
+            confirm_goal=values["confirm_goal"] and not goal.dry_run,
         )
         try:
             session.open()
@@ -252,12 +281,15 @@ class StepPlannerNode(Node):
             from step_planner.execution.symbolic import SymbolicExecutor
 
             base = world or self._persistent().observe()
-            return PerceivedExecutor(SymbolicExecutor(self.library, base), self.perception, on_refused=refused)
-        if self.backend in ROBOT_BACKENDS:
-            return PerceivedExecutor(self._persistent(), self.perception, on_refused=refused)
+            return PerceivedExecutor(SymbolicExecutor(self.library, base), self.perception, on_refused=refused,
+                                     frames=self.frames)
+        if self.backend in ROBOT_BACKENDS:  # the controllers backend perceives the robot's world itself
+            return PerceivedExecutor(self._persistent(), self.perception, on_refused=refused,
+                                     sync=self.backend == "moveit", frames=self.frames)
         options = {"realtime": bool(self.get_parameter("sim.realtime").value)} if self.backend == "sim" else {}
         inner = make_executor(self.backend, self.library, world, **options)
-        return PerceivedExecutor(inner, self.perception, sync=self.backend == "symbolic", on_refused=refused)
+        return PerceivedExecutor(inner, self.perception, sync=self.backend == "symbolic", on_refused=refused,
+                                 frames=self.frames)
 
     def _persistent(self):
         """The robot backends' one executor, connected at the first goal and kept (a failed connection is tried
@@ -288,6 +320,10 @@ class StepPlannerNode(Node):
         deadline = time.monotonic() + timeout_s
         while self._tickets and time.monotonic() < deadline:
             time.sleep(0.01)
+        if tickets and not self._tickets:
+            # Fast DDS drops the samples a client has not taken yet when their writer goes away
+            # (eProsima/Fast-DDS#1647): the results just sent need the node alive until the clients took them.
+            time.sleep(RESULT_TAKE_S)
         return not self._tickets
 
     def destroy_node(self) -> None:
@@ -331,6 +367,51 @@ class StepPlannerNode(Node):
             response.message = "no primitive is waiting for approval"
         else:
             response.message = f"{'approved' if request.approve else 'refused'} {primitive}"
+        return response
+
+
+    # ---- the person: goal confirmation and the model's questions ---------------------------------------
+    def _on_person(self, request: Ask | None) -> None:
+        """Publish what a goal waits for from a person (latched), and clear it when it is answered."""
+        goal = question = ""
+        if request is not None and request.kind is AskKind.GOAL:
+            goal = "\n".join(f"{f}: {w}" for f, w in zip(request.facts, request.words, strict=True))
+            self.get_logger().warning(f"goal {request.goal_id} waits for ~/confirm_goal: {', '.join(request.facts)}")
+        elif request is not None:
+            question = request.text
+            self.get_logger().warning(f"goal {request.goal_id} waits for ~/answer_question: {question}")
+        self._pending_goal_pub.publish(String(data=goal))
+        self._pending_question_pub.publish(String(data=question))
+
+    def _unheard(self, request: Ask) -> str | None:
+        """Why no person can see ``request`` (None when someone can): nobody subscribes to the topic that shows
+        it. A goal then ends at once instead of waiting person_timeout_s for nobody."""
+        goal = request.kind is AskKind.GOAL
+        publisher = self._pending_goal_pub if goal else self._pending_question_pub
+        if publisher.get_subscription_count() > 0:
+            return None
+        topic = "pending_goal" if goal else "pending_question"
+        return (f"nobody is listening on {self.get_fully_qualified_name()}/{topic} (answer with `step-planner send`, "
+                f"or show that topic and call ~/{'confirm_goal' if goal else 'answer_question'})")
+
+    def _on_confirm_goal(self, request: ConfirmGoal.Request, response: ConfirmGoal.Response) -> ConfirmGoal.Response:
+        kinds = {ConfirmGoal.Request.ACCEPT: ReplyKind.ACCEPT, ConfirmGoal.Request.CORRECT: ReplyKind.CORRECT,
+                 ConfirmGoal.Request.REFUSE: ReplyKind.REFUSE}
+        kind = kinds.get(request.decision)
+        if kind is None:
+            response.accepted, response.message = False, f"decision must be ACCEPT, CORRECT or REFUSE, got " \
+                f"{request.decision}"
+            return response
+        reply = Reply(kind, request.reason, tuple(request.goal) if kind is ReplyKind.CORRECT else ())
+        response.accepted, response.message = self.person.reply(AskKind.GOAL, reply)
+        return response
+
+    def _on_answer_question(self, request: AnswerQuestion.Request,
+                            response: AnswerQuestion.Response) -> AnswerQuestion.Response:
+        pending = self.person.pending
+        response.accepted, response.message = self.person.reply(AskKind.QUESTION,
+                                                                 Reply(ReplyKind.ANSWER, request.answer))
+        response.question = pending.text if pending is not None and response.accepted else ""
         return response
 
 

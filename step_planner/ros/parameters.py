@@ -62,6 +62,12 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "the arm."),
     ParamSpec("approval_timeout_s", 120.0, "How long a primitive waits for approval before it is refused.",
               1.0, 3600.0),
+    ParamSpec("confirm_goal", False, "Before anything moves, wait for a person to accept, correct or refuse the "
+              "goal the model read into the instruction (~/confirm_goal; shown on ~/pending_goal and in the "
+              "feedback). Not for dry_run goals, nor for goals whose client states success_when."),
+    ParamSpec("person_timeout_s", 300.0, "How long a goal waits for a person to confirm its goal or answer the "
+              "model's question (~/answer_question) before it ends GOAL_NOT_CONFIRMED or CLARIFICATION_NEEDED.",
+              1.0, 86400.0),
     ParamSpec("episodes.record", True, "Record every goal that runs as an episode (MCAP bag + summary.json: "
               "tree revisions, LLM exchanges without headers or key, primitives, result)."),
     ParamSpec("episodes.folder", "", "Episode folder; empty = $STEP_PLANNER_EPISODES or ~/.step_planner/episodes."),
@@ -78,6 +84,13 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "default. franka.launch.py sets it to its robot:= argument.", read_only=True),
     ParamSpec("moveit.config_file", "", "backend moveit: groups, frames, controllers, gripper and motion settings per "
               "robot; empty = the package's config/franka.yaml.", read_only=True),
+    ParamSpec("perception.tf_topic", "", "Object and drawer poses as TF frames (tf2_msgs/TFMessage: a tag detector, a "
+              "pose estimator, Gazebo's pose bridge on /model_poses); frames named after scene objects and drawers "
+              "(the last '/' part, after perception.frame_prefix), composed down to the robot's base frame. Empty: "
+              "none. The controllers backend reads its own (config/robot_boundary.yaml).", read_only=True),
+    ParamSpec("perception.frame_prefix", "", "Prefix of the tracked frames' names (e.g. 'object_').", read_only=True),
+    ParamSpec("perception.max_age_s", 0.5, "A tracked frame older than this says nothing: the object is unknown, "
+              "not where it was last seen.", 0.01, 60.0, read_only=True),
     ParamSpec("sim.realtime", True, "backend sim: run the physics at real-time pace (motions take their "
               "physical duration, as on the robot); false runs as fast as it computes.", read_only=True),
     ParamSpec("sim.joint_state_rate_hz", 50.0, "backend sim: /joint_states rate in simulated time while the "

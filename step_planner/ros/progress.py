@@ -4,7 +4,8 @@ It is the TreeListener the node hands to ``run_goal``. It runs on the planning t
 the publish functions it was given, so it is tested with plain lists in place of publishers.
 
 Every tree change is published on ``~/tree``; feedback is sent only when what it shows changes (the
-active node or its status, the primitives done, the last outcome, the goal facts met):
+active node or its status, the primitives done, the last outcome, the goal, its facts met, what the goal
+waits for from a person):
 a burst of verdict events would otherwise overrun a client's keep-last feedback queue and push out the
 messages that matter.
 """
@@ -43,7 +44,8 @@ class GoalProgress:
             fb = feedback_msg(snapshot, last_primitive=self.last_primitive, last_outcome=self.last_outcome,
                               leaves_done=self.leaves_done, elapsed_s=time.monotonic() - self._started,
                               llm_calls=self._llm_calls())
-            shown = (fb.active_node_id, fb.active_node_status, fb.leaves_done, fb.last_outcome, fb.conditions_met)
+            shown = (fb.active_node_id, fb.active_node_status, fb.leaves_done, fb.last_outcome, fb.conditions_met,
+                     tuple(fb.goal), fb.goal_from, fb.waiting_for, fb.question)
             if shown == self._last_shown:
                 return
             self._last_shown = shown

@@ -9,9 +9,10 @@ threads may still be publishing a goal's tree or joint states. That race gave th
 KeyboardInterrupt again in the middle of ``destroy_node``. Here rclpy installs no handler
 (``SignalHandlerOptions.NO``); ours only records the signal, and the main thread stops things in order:
 
-1. the node's own work (``quiesce``: refuse new goals, cancel running ones, wait until they ended and
-   sent their results) -- bounded by ``STOP_TIMEOUT_S``;
-2. the executor, then its spin thread and its worker threads are joined. rclpy 7.1.6's
+1. the node's own work (``quiesce``: refuse new goals, cancel running ones, wait until their execute
+   callbacks returned) -- bounded by ``STOP_TIMEOUT_S``;
+2. the executor, then its spin thread and its worker threads are joined (rclpy sends a goal's result from
+   the worker thread, after the execute callback returned). rclpy 7.1.6's
    ``Executor.shutdown`` does not wait for running callbacks (executors.py:232-236 tests ``_is_shutdown``
    right after setting it) and ``MultiThreadedExecutor`` never shuts its thread pool down (rolling added
    that: ros2/rclpy#1309), so :class:`JoiningExecutor` does;
@@ -27,8 +28,10 @@ How ``ros2 launch`` stops a node (ros2/launch jazzy, launch/launch/):
 - A second Ctrl-C is ignored by launch ("... again, ignoring...", launch_service.py:191-202) but the terminal
   still delivers it to the node: a repeated signal here is logged and ignored, the stop already under way.
 - If the process still runs ``sigterm_timeout`` (default 5 s) after the SIGINT, launch sends SIGTERM, and
-  SIGKILL ``sigkill_timeout`` (5 s) later (execute_local.py:85-88 and :465-491). ``STOP_TIMEOUT_S`` keeps
-  the whole stop under the first of these; SIGTERM on its own is the same clean stop as SIGINT.
+  SIGKILL ``sigkill_timeout`` (5 s) later (execute_local.py:85-88 and :465-491). A stop normally ends well
+  before the SIGTERM (a canceled goal ends in well under a second, writing its episode can take a second or
+  two on the sim backend); a SIGTERM that still comes is a repeat, ignored. ``STOP_TIMEOUT_S`` gives up on
+  goals that do not end before the SIGKILL would come. SIGTERM on its own is the same clean stop as SIGINT.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-STOP_TIMEOUT_S = 3.0  # for the node's goals to end; launch escalates to SIGTERM after 5 s
+STOP_TIMEOUT_S = 7.0  # for the node's goals to end; launch sends SIGTERM after 5 s, SIGKILL after 10 s
 JOIN_TIMEOUT_S = 1.0  # for the spin thread once the executor is shut down
 POLL_S = 0.05
 

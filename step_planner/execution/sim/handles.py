@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from step_planner.domain.cabinets import HANDLE_HALF
 from step_planner.execution.base import ExecCode
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim import place_targets as targets
-from step_planner.execution.sim.cabinet import HANDLE_HALF
 from step_planner.execution.sim.control import Controller, MotionInterrupted
 from step_planner.execution.sim.ik import front_rotation
 from step_planner.execution.sim.model import PandaIndex
@@ -209,7 +209,7 @@ class HandleMotions:
         d = self.info.drawers[drawer]
         self._slide_drawer(drawer, perc.drawer_opening(self.data, self.info, drawer) - d.open_position, cancel)
         opening = perc.drawer_opening(self.data, self.info, drawer)
-        if not perc.drawer_is_open(self.data, self.info, drawer):
+        if not perc.drawer_is_pulled_open(self.data, self.info, drawer):
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} only opened {opening * 100:.1f} cm")
         return f"{drawer} open {opening * 100:.1f} cm"
 

@@ -1,8 +1,9 @@
-"""Where on each kind of target an object may rest: floor areas, the hand's limits, table fixtures.
+"""Where on each kind of target an object may rest in the live simulation: free spots on the table, in a drawer or
+a tray as the physics has them now, and the table's fixtures (trays, cabinets, handle corridors).
 
-One definition serves both the scene builder (objects listed ``at:`` a drawer or tray start at
-spots found exactly as ``place`` would find them) and ``place`` itself, so a scene never starts
-with an object where the arm could not have put it, or could not pick it from.
+The container rules themselves (floor areas, the hand's limits, the spot a new object takes) are
+:mod:`step_planner.domain.rest_areas`, shared with the scene geometry, so a scene never starts with an object
+where the arm could not have put it, or could not pick it from.
 """
 
 from __future__ import annotations
@@ -11,19 +12,26 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from step_planner.execution.sim.cabinet import HANDLE_STANDOFF, WALL, DrawerInfo
-from step_planner.execution.sim.placement import (
+from step_planner.domain.cabinets import HANDLE_STANDOFF, WALL, DrawerGeometry
+from step_planner.domain.placement import (
     HAND_HALF,
-    PALM_ABOVE_GRASP,
     Area,
     Footprint,
     Resting,
     fits,
     free_spots,
-    grasp_height,
     held_footprints,
     overlap,
-    palm_zone,
+)
+from step_planner.domain.rest_areas import (
+    CONTAINER_GAP,
+    TRAY_FLOOR,
+    drawer_areas,
+    pick_hand_yaw,
+    place_yaws,
+    resting,
+    tray_area,
+    tray_hand_area,
 )
 
 if TYPE_CHECKING:
@@ -31,79 +39,20 @@ if TYPE_CHECKING:
 
     from step_planner.execution.sim.scene_info import SceneInfo
 
-CONTAINER_GAP = 0.003  # between objects set down side by side in a container
 TABLE_GAP = 0.015  # between objects on the table
-CONTAINER_REACH = 0.74  # container spots farther from the base than this are not used
-HAND_UNDERSIDE = 0.039  # the hand's underside above the grasp point (measured on the model)
 PLACE_LIFT = 0.006  # a placed object is let go this far above its support
-TRAY_WALL = 0.008
-TRAY_FLOOR = 0.005
 # within top-down reach (IK reaches 0.78 m from the base; approach and lift need a margin)
 TABLE_REACH = Area(np.array([0.18, -0.55]), np.array([0.72, 0.55]), max_radius=0.7)
 CABINET_HEIGHT = 0.25  # above any palm: nothing is set down where the hand would meet a cabinet
 FRONT_APPROACH = 0.08  # a handle grasp starts this far in front of the handle
 HANDLE_CORRIDOR = FRONT_APPROACH + 0.16  # plus hand and wrist behind the grasp point: kept clear
-OPEN = np.inf
 
 
-def resting(shape: str, half: np.ndarray, xy: np.ndarray, yaw: float) -> Resting:
-    """An object standing at ``xy``: its footprint, height, its pick's palm zone and fingers (a
-    cylinder's at the yaw ``pick`` tries first)."""
-    fp = Footprint(np.asarray(xy, dtype=float), half[:2].copy(), yaw, round=shape == "cylinder")
-    palm = palm_zone(shape, half, yaw, fp.centre)
-    fingers = held_footprints(shape, half, yaw, pick_hand_yaw(shape, half, yaw), fp.centre)[1]
-    return Resting(fp, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP, palm, fingers)
-
-
-def pick_hand_yaw(shape: str, half: np.ndarray, obj_yaw: float) -> float:
-    """The hand yaw ``pick`` grips a box with (across its narrow side); a cylinder's is free."""
-    if shape == "cylinder":
-        return np.pi / 2
-    return obj_yaw + np.pi / 2 if half[0] >= half[1] else obj_yaw
-
-
-def drawer_areas(d: DrawerInfo, opening: float, y_center: float) -> tuple[Area, Area]:
-    """The drawer's floor (world, at this opening) and where a hand reaching into it may be: behind
-    the drawer's own front and in front of ``reach_x`` (what stands above the drawer)."""
-    front = d.interior_front(opening)
-    half_y = d.inner[1] / 2
-    floor = Area(np.array([front, y_center - half_y]), np.array([front + d.inner[0], y_center + half_y]))
-    hand = Area(np.array([front - WALL, -OPEN]), np.array([d.reach_x, OPEN]))
-    return Area(floor.lo, floor.hi, max_radius=CONTAINER_REACH), hand
-
-
-HEADROOM_GAP = 0.003  # an object in a drawer stays this far below what the drawer slides under
-
-
-def too_tall_for(d: DrawerInfo, half: np.ndarray) -> str | None:
-    """Why an object this tall cannot go into the drawer (it would not close), or None."""
-    if 2 * half[2] <= d.headroom - HEADROOM_GAP:
-        return None
-    return f"{2 * half[2] * 100:.1f} cm tall; {d.name} has {d.headroom * 100:.1f} cm of headroom and would not close"
-
-
-def tray_area(position: np.ndarray, size: np.ndarray) -> Area:
-    inner = size[:2] / 2 - TRAY_WALL
-    return Area(position[:2] - inner, position[:2] + inner, max_radius=CONTAINER_REACH)
-
-
-def tray_hand_area(position: np.ndarray, size: np.ndarray, half: np.ndarray, lift: float = 0.0) -> Area | None:
-    """Where the hand must stay while it reaches into a tray or bin for this object: inside the
-    walls when its underside would come lower than their top (a flat object in a deep bin),
-    anywhere otherwise. The hand is 21 cm along the closing axis, so a small deep bin takes no
-    flat objects: an honest "no room", not a collision."""
-    underside = grasp_height(half) + HAND_UNDERSIDE + lift  # above the floor (``lift``: a place lets go higher)
-    if underside >= size[2] - TRAY_FLOOR:
-        return None  # over the walls: the motion planner's own margin decides
-    inner = size[:2] / 2 - TRAY_WALL
-    return Area(position[:2] - inner, position[:2] + inner)
-
-
-def closed_handle_xy(d: DrawerInfo) -> np.ndarray:
+def closed_handle_xy(d: DrawerGeometry) -> np.ndarray:
     return np.array([d.closed_center[0] - d.inner[0] / 2 - 2 * WALL - HANDLE_STANDOFF, d.closed_center[1]])
 
 
-def cabinet_fixtures(drawers: list[DrawerInfo]) -> list[Resting]:
+def cabinet_fixtures(drawers: list[DrawerGeometry]) -> list[Resting]:
     """Table zones kept free of objects: each cabinet, its drawers fully open, and the corridor in
     front of the handles where the horizontal hand and wrist come in."""
     out = []
@@ -121,38 +70,6 @@ def tray_fixtures(trays: list[tuple[np.ndarray, np.ndarray]]) -> list[Resting]:
     """Trays, bins and boxes (position, size) as table obstacles, with room for the fingers; as
     tall as their walls, so no palm is brought down onto them."""
     return [Resting(Footprint(p[:2], s[:2] / 2 + 0.02, 0.0), float(s[2]), 0.0, None) for p, s in trays]
-
-
-def place_yaws(shape: str, half: np.ndarray, hand_now: float, obj_yaw: float) -> list[tuple[float, float]]:
-    """(hand yaw, resulting object yaw) pairs: the current grasp first, then the wrist turned."""
-    if shape == "cylinder":
-        return [(a, obj_yaw) for a in (np.pi / 2, 0.0, np.pi / 4, -np.pi / 4)]
-    return [(hand_now + t, obj_yaw + t) for t in (0.0, np.pi / 2, np.pi / 4, -np.pi / 4)]
-
-
-def _inflated(r: Resting, by: float) -> Resting:
-    grow = lambda fp: fp and Footprint(fp.centre, fp.half + by, fp.yaw, fp.round)  # noqa: E731
-    return Resting(grow(r.footprint), r.height, r.palm_bottom, r.palm, grow(r.fingers))
-
-
-def container_spot(
-    floor: Area,
-    shape: str,
-    half: np.ndarray,
-    obj_yaw: float,
-    others: list[Resting],
-    hand: Area | None = None,
-    slack: float = 0.0,
-) -> tuple[np.ndarray, float] | None:
-    """The best free (centre, object yaw) in a container for an object lying at ``obj_yaw``, or
-    None; ``slack`` keeps that much more room around the others (a scene's start is jittered)."""
-    yaws = place_yaws(shape, half, pick_hand_yaw(shape, half, obj_yaw), obj_yaw)
-    others = [_inflated(o, slack) for o in others] if slack else others
-    spots = free_spots(floor, shape, half, yaws, others, CONTAINER_GAP, floor.fill_order, pack=True, hand_area=hand)
-    if not spots:
-        return None
-    xy, hand_yaw = spots[0]
-    return xy, dict(yaws)[hand_yaw]
 
 
 def pick_yaw_pairs(shape: str, half: np.ndarray, obj_yaw: float) -> list[tuple[float, float]]:

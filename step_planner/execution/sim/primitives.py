@@ -13,7 +13,9 @@ import threading
 import mujoco
 import numpy as np
 
+from step_planner.domain.placement import Resting
 from step_planner.domain.primitives import PrimitiveCall
+from step_planner.domain.rest_areas import too_tall_for
 from step_planner.execution.base import ExecCode
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim import place_targets as targets
@@ -22,7 +24,6 @@ from step_planner.execution.sim.handles import HandleMotions
 from step_planner.execution.sim.ik import topdown_rotation
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.motion import Arm
-from step_planner.execution.sim.placement import Resting
 from step_planner.execution.sim.planning import Attachment
 from step_planner.execution.sim.scene_info import SceneInfo
 
@@ -218,7 +219,7 @@ class SimPrimitives(HandleMotions):
             self.held = None
             raise MotionInterrupted(ExecCode.OBJECT_SLIPPED, f"{name} is no longer in the gripper")
         obj = self.info.objects[name]
-        if target in self.info.drawers and (why := targets.too_tall_for(self.info.drawers[target], obj.half)):
+        if target in self.info.drawers and (why := too_tall_for(self.info.drawers[target], obj.half)):
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"{name} is {why}")
         spots, support_z = self._place_spots(name, target)
         if not spots:
