@@ -237,6 +237,7 @@ DELEGATED = {
     "watch": ("step_planner.ros.watch", "main_watch"),
     "node": ("step_planner.ros.node", "main_node"),
     "mujoco-robot": ("step_planner.ros.mujoco_robot", "main_robot"),
+    "franka-gripper": ("step_planner.ros.franka_gripper_node", "main_gripper"),
 }
 
 
