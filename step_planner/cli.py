@@ -4,7 +4,9 @@
     step-planner bench --suite table3 --planners step,react,oneshot --noise 0,0.1,0.2
     step-planner replay EPISODE --backend symbolic|sim|moveit [--video out.mp4]
     step-planner replay EPISODE --publish           (ROS 2: play the recorded run back on /joint_states, ~/tree)
+    step-planner replay EPISODE --controllers [--robot panda|fr3] (the recorded motion through the robot's controllers)
     step-planner replan EPISODE
+    step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
@@ -210,6 +212,29 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if same == len(comparisons) else 1
 
 
+def cmd_export_world(args: argparse.Namespace) -> int:
+    import yaml
+
+    from step_planner.domain.scene import SceneError, load_scene
+    from step_planner.domain.scene_geometry import scene_geometry
+    from step_planner.execution.gazebo.world_sdf import bridge_config, world_sdf
+
+    path = _resolve_scene(args.scene)
+    try:
+        geometry = scene_geometry(load_scene(path), args.seed)
+    except SceneError as exc:
+        print(f"step-planner: {exc}", file=sys.stderr)
+        return 2
+    name = args.world_name or path.stem
+    Path(args.sdf).write_text(world_sdf(geometry, name))
+    print(f"wrote {args.sdf}: world {name!r}, {len(geometry.objects)} objects, {len(geometry.drawers)} drawers, "
+          f"{len(geometry.containers)} trays/bins/boxes")
+    if args.bridge:
+        Path(args.bridge).write_text(yaml.safe_dump(bridge_config(geometry, args.pose_topic), sort_keys=False))
+        print(f"wrote {args.bridge}: ros_gz_bridge config_file (/clock and every model's poses onto {args.pose_topic})")
+    return 0
+
+
 def _delegate(module: str, func: str, argv: list[str]) -> int:
     import importlib
 
@@ -282,6 +307,16 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--delay", type=float, default=1.0,
                         help="with --publish: seconds to let subscribers connect before playing")
     replay.set_defaults(func=cmd_replay)
+    export = sub.add_parser("export-world", help="write the scene as a Gazebo world (SDF 1.9) and its pose bridge")
+    export.add_argument("scene", help="scene YAML path or name in config/scenes")
+    export.add_argument("--sdf", required=True, help="the world file to write")
+    export.add_argument("--bridge", help="also write a ros_gz_bridge config_file: /clock and the model poses")
+    export.add_argument("--pose-topic", default="/model_poses",
+                        help="ROS topic of the bridged model poses (robot_boundary.yaml object_poses)")
+    export.add_argument("--world-name", help="the world's name, the poses' root frame (default: the scene file's "
+                                             "name, as the MuJoCo robot's world_name)")
+    export.add_argument("--seed", type=int, default=0, help="jitter object poses as the simulators' seed does")
+    export.set_defaults(func=cmd_export_world)
     for name in DELEGATED:
         sub.add_parser(name, help=f"see `step-planner {name} --help`", add_help=False)
     return parser
