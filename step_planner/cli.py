@@ -338,8 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--robot", help="with --controllers: the robot of config/robot_boundary.yaml (panda, fr3)")
     replay.add_argument("--approve", action="store_true",
                         help="with --controllers: ask before every segment (the real arm); a no stops the replay")
-    replay.add_argument("--speed", type=float, default=1.0,
-                        help="with --controllers: fraction of the recorded speed, at most 1 (start a real arm at 0.2)")
+    replay.add_argument("--speed", type=float, default=None,
+                        help="with --controllers: fraction of the recorded speed, at most 1 (start a real arm at 0.2); "
+                             "default: the recorded speed, slowed only as far as config/safety.yaml requires")
     replay.add_argument("--scene-service", default="",
                         help="with --controllers: a simulator's LoadScene service (the MuJoCo robot: "
                              "/mujoco_robot/load_scene) to put the robot into the episode's initial world first; "

@@ -87,8 +87,10 @@ def events_of(episode: Episode, names_to_model: dict[str, str] | None = None) ->
     q = np.array([r.position for r in episode.joint_states])
     qd = np.array([r.velocity if len(r.velocity) == len(r.position) else [0.0] * len(r.position)
                    for r in episode.joint_states])
+    efforts = [r.effort for r in episode.joint_states]
+    effort = np.array(efforts) if all(len(e) == len(q[0]) for e in efforts) else None
     try:
-        return split(names, q, qd, joint_rate(episode), ARM_JOINTS, FINGER_JOINTS)
+        return split(names, q, qd, joint_rate(episode), ARM_JOINTS, FINGER_JOINTS, effort)
     except SegmentError as exc:
         raise ReplayError(f"{episode.path}: {exc}") from exc
 
@@ -138,8 +140,8 @@ Approve = Callable[[int, int, str], bool]
 def describe(event: ArmSegment | GripperEvent) -> str:
     if isinstance(event, ArmSegment):
         return f"arm segment, {event.duration:.2f} s, largest joint move {event.largest_move:.3f} rad"
-    verb = "close to 0 (stalls on what is between the fingers)" if event.closing else \
-        f"open to {event.command * 1000:.1f} mm per finger"
+    verb = "close to 0 (stalls on what is between the fingers)" if event.grasp else \
+        f"move to {event.command * 1000:.1f} mm per finger"
     return f"gripper: {verb}"
 
 
@@ -225,11 +227,15 @@ class ControllersReplay:
 
 
 def replay_through_controllers(episode: Episode, *, robot: str | None = None, load_scene: str = "", seed: int = 0,
-                               speed: float = 1.0, approve: Approve | None = None, connection: Any = None,
+                               speed: float | None = None, approve: Approve | None = None, connection: Any = None,
                                cancel: threading.Event | None = None,
                                out: Callable[[str], None] = print) -> ReplayReport:
     """Connect (or use ``connection``), put the robot into the episode's initial world when ``load_scene`` names a
-    simulator's service, replay, and compare the final world. ReplayError before anything moved."""
+    simulator's service, replay, and compare the final world. ReplayError before anything moved.
+
+    ``speed`` None: the recorded speed, or just slower where the recorded (measured) joint velocities exceed
+    config/safety.yaml's velocity scaling (the simulator tracks its limit with a little overshoot); a given
+    ``speed`` whose motion exceeds the envelope is refused."""
     from step_planner.domain.primitives import PrimitiveLibrary
     from step_planner.domain.safety import SafetyEnvelope
     from step_planner.execution.controllers.backend import make_controllers_executor
@@ -246,8 +252,11 @@ def replay_through_controllers(episode: Episode, *, robot: str | None = None, lo
         config = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot)
     events = events_of(episode, config.model_names)
     envelope = SafetyEnvelope.load(config_path("safety.yaml"))
+    if speed is None:
+        fastest = peak_velocity_scaling(events, 1.0)
+        speed = min(1.0, envelope.max_velocity_scaling / fastest) if fastest > 0 else 1.0
     peak = peak_velocity_scaling(events, speed)
-    if peak > envelope.max_velocity_scaling:
+    if peak > envelope.max_velocity_scaling + 1e-9:
         raise ReplayError(f"the recorded motion reaches {peak:.2f} of the joints' velocity limits at --speed {speed}; "
                           f"config/safety.yaml allows {envelope.max_velocity_scaling}: replay with --speed "
                           f"{speed * envelope.max_velocity_scaling / peak:.2f} or less")
@@ -260,8 +269,9 @@ def replay_through_controllers(episode: Episode, *, robot: str | None = None, lo
     try:
         arms = sum(isinstance(e, ArmSegment) for e in events)
         out(f"replaying {episode.path.name}: {arms} arm segments and {len(events) - arms} gripper events "
-            f"({sum(e.duration for e in events if isinstance(e, ArmSegment)) / speed:.1f} s of arm motion) through "
-            f"{config.arm.action} and {config.gripper.action}; no LLM, no planning")
+            f"({sum(e.duration for e in events if isinstance(e, ArmSegment)) / speed:.1f} s of arm motion at "
+            f"{speed:.3g} of the recorded speed) through {config.arm.action} and {config.gripper.action}; no LLM, "
+            "no planning")
         return ControllersReplay(executor, speed=speed, approve=approve, out=out).run(events, final_world(episode),
                                                                                      cancel)
     finally:

@@ -8,9 +8,11 @@ arm holds while the fingers move, the fingers hold while the arm moves), so the 
   controller's stopped_velocity_tolerance, 0.01 rad/s), cut where a gripper event happens; each becomes one
   FollowJointTrajectory goal through the recorded positions and velocities, in recorded timing, ending at rest;
 - **gripper events**: runs in which the fingers move by more than ``FINGER_EVENT`` (2 mm) in all; each becomes one
-  GripperCommand goal. A close commands 0 (the simulator's primitives always close to 0 and stop on what is
-  between the fingers; a robot's gripper controller does the same, stalling on the object), an opening the
-  opening the fingers came to rest at.
+  GripperCommand goal. Where the fingers came to rest pressing (their recorded effort above ``GRIP_EFFORT``) they
+  closed on something: the command is 0, as the simulator's primitives command a grasp, and the gripper controller
+  stalls on the object as the recording's did. Otherwise (an opening, or a free move to a smaller opening such as
+  the handle pre-grasp) the command is the opening the fingers came to rest at. A recording without efforts counts
+  every closing motion as a grasp.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ ARM_MOVING = 0.01  # rad/s: an arm joint moving slower than this is at rest (JTC
 FINGER_MOVING = 0.005  # m/s: the fingers moving slower than this are at rest
 FINGER_EVENT = 0.002  # m: a finger motion smaller than this in all is contact jitter, not a command
 MERGE_S = 0.1  # rests shorter than this inside a motion do not split it
+GRIP_EFFORT = 2.0  # N per finger: fingers at rest pushing harder than this hold something (a free move rests at ~0)
 
 
 class SegmentError(ValueError):
@@ -59,8 +62,9 @@ class GripperEvent:
     command: float  # the GripperCommand position to send (one finger's opening, m)
 
     @property
-    def closing(self) -> bool:
-        return self.after < self.before
+    def grasp(self) -> bool:
+        """A close onto something (commanded to 0, resting on the object)."""
+        return self.command == 0.0 and self.after > self.command
 
 
 def _runs(moving: np.ndarray, merge: int) -> list[tuple[int, int]]:
@@ -75,11 +79,11 @@ def _runs(moving: np.ndarray, merge: int) -> list[tuple[int, int]]:
 
 
 def split(names: Sequence[str], q_all: np.ndarray, qd_all: np.ndarray, rate_hz: float, arm_joints: Sequence[str],
-          finger_joints: Sequence[str]) -> list[ArmSegment | GripperEvent]:
+          finger_joints: Sequence[str], effort_all: np.ndarray | None = None) -> list[ArmSegment | GripperEvent]:
     """The events of a recorded joint trajectory, in order.
 
-    ``q_all``/``qd_all``: (samples, len(names)) positions and velocities sampled every 1/``rate_hz`` s;
-    ``arm_joints``/``finger_joints``: the names to read, in the model's order.
+    ``q_all``/``qd_all``/``effort_all``: (samples, len(names)) positions, velocities and efforts sampled every
+    1/``rate_hz`` s (efforts may be None); ``arm_joints``/``finger_joints``: the names to read, in the model's order.
     """
     missing = [j for j in (*arm_joints, *finger_joints) if j not in names]
     if missing:
@@ -94,11 +98,14 @@ def split(names: Sequence[str], q_all: np.ndarray, qd_all: np.ndarray, rate_hz: 
     merge = max(1, int(round(MERGE_S / dt)))
     arm_steps = np.max(np.abs(np.diff(q, axis=0)), axis=1) > ARM_MOVING * dt
     finger_steps = np.abs(np.diff(f)) > FINGER_MOVING * dt
+    pushing = None if effort_all is None else np.abs(np.asarray(effort_all, float)[:, fingers]).mean(axis=1)
     grips = []
     for a, b in _runs(finger_steps, merge):
         before, after = float(f[a]), float(f[b + 1])
-        if abs(after - before) >= FINGER_EVENT:
-            grips.append(GripperEvent(a, before, after, 0.0 if after < before else after))
+        if abs(after - before) < FINGER_EVENT:
+            continue
+        holds = after < before and (pushing is None or float(np.median(pushing[b + 1:b + 4])) > GRIP_EFFORT)
+        grips.append(GripperEvent(a, before, after, 0.0 if holds else after))
     cuts = sorted({g.index for g in grips})
     events: list[ArmSegment | GripperEvent] = list(grips)
     for a, b in _runs(arm_steps, merge):
