@@ -128,3 +128,12 @@ def test_controllers_cancel_two_runs():
     pytest.importorskip("mujoco")
     out = run("benchmarks/controllers_cancel.py", "--runs", "2", "--realtime-factor", "3", timeout=300)
     assert "primitives CANCELED" in out and "rad/s on /joint_states" in out
+
+
+def test_replay_controllers_one_episode(tmp_path):
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/replay_controllers.py", "--suite", "table3", "--tasks", "ss02_open_drawer", "--profile",
+              "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "3", "--out", str(tmp_path),
+              timeout=300)
+    assert "NOT an LLM" in out and "Reached the recorded final world: 1/1" in out
+    assert (tmp_path / "summary.md").is_file() and (tmp_path / "results.json").is_file()
