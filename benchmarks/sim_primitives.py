@@ -19,8 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from step_planner.execution.sim.record import DRAWER_CALLS
-
+from step_planner.bench.record_video import DRAWER_CALLS
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.resources import config_path
