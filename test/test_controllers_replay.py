@@ -126,6 +126,37 @@ def test_a_recorded_episode_replayed_through_the_controllers_reaches_its_final_w
 
 @pytest.mark.ros
 @pytest.mark.sim
+def test_an_episode_ending_with_the_object_in_the_hand_is_perceived_holding_it(tmp_path, robot):
+    """The grasp goes through the backend's own gripper call, so the perceived world holds the object as the
+    recording's did (a replay that sent the GripperCommand past the mirror perceived the tape on the table)."""
+    from step_planner.bench.planners import run_planner
+    from step_planner.bench.runner import in_process_expert
+    from step_planner.bench.tasks import load_suite
+    from step_planner.domain.primitives import PrimitiveLibrary
+    from step_planner.episodes.controllers_replay import final_world, replay_through_controllers
+    from step_planner.episodes.episode import load_episode
+    from step_planner.episodes.recorder import EpisodeRecorder
+    from step_planner.execution.sim.executor import SimExecutor
+    from step_planner.planner.config import PlannerConfig
+
+    library = PrimitiveLibrary.load(config_path("primitives.yaml"))
+    config = PlannerConfig.from_yaml(config_path("bench.yaml"))
+    (task,) = [t for t in load_suite("table3") if t.id == "ss09_hold_screwdriver"]
+    llm, _ = in_process_expert(library)(task, 0.0, 0)
+    executor = SimExecutor(library, task.fresh_world())
+    recorder = EpisodeRecorder(tmp_path, task.id, instruction=task.instruction, scene=task.scene, backend="sim",
+                               world=task.fresh_world())
+    recorder.attach_executor(executor)
+    result = run_planner("grounded", task.instruction, library=library, executor=executor, llm=llm, config=config,
+                         on_step=recorder.on_step)
+    episode = load_episode(recorder.finish(result))
+    assert final_world(episode).held == "screwdriver"  # scripted expert (NOT an LLM), on the in-process MuJoCo
+    report = replay_through_controllers(episode, load_scene="/mujoco_robot/load_scene", out=lambda _: None)
+    assert report.reached, (report.stopped, report.differences)
+
+
+@pytest.mark.ros
+@pytest.mark.sim
 def test_a_replay_that_stops_short_reports_where_the_world_differs(episode, robot):
     """Only the first events (the drawer opened, nothing moved into it): the perceived world is not the recorded
     final world, and the report names each difference."""

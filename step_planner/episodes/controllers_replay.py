@@ -201,9 +201,7 @@ class ControllersReplay:
                 row = SegmentReport(k, kind, outcome.status, outcome.message, seg.duration, outcome.max_error,
                                     end_error)
             else:
-                outcome = self.connection.command_gripper(event.command, cancel)
-                row = SegmentReport(k, kind, outcome.status, outcome.message,
-                                    opening=outcome.details.get("opening"), command=event.command)
+                row = self._gripper(k, event, cancel)
             report.segments.append(row)
             self.out(self._line(row, len(plan), text))
             # a gripper that stalls on an object ends ABORTED unless allow_stalling (GAC:176-201): not a failure
@@ -214,6 +212,23 @@ class ControllersReplay:
             report.differences = world_differences(recorded_final, self.executor.observe())
             report.compared = True
         return report
+
+    def _gripper(self, k: int, event: GripperEvent, cancel: threading.Event | None) -> SegmentReport:
+        """Through the controllers backend's own gripper call, so the mirror judges what the fingers hold as it
+        does for the backend's primitives (closed, moved, came to rest apart: port.RemoteController.gripper)."""
+        from step_planner.execution.sim.control import MotionInterrupted
+
+        controller = self.executor.controller
+        controller.last_outcome = None
+        try:
+            controller.gripper(event.command, cancel)
+            status, message = controller.last_outcome.status, controller.last_outcome.message
+        except MotionInterrupted as exc:
+            sent = controller.last_outcome
+            status = sent.status if sent is not None and sent.status not in ("succeeded", "aborted") else "failed"
+            message = str(exc)
+        opening = controller.last_outcome.details.get("opening") if controller.last_outcome is not None else None
+        return SegmentReport(k, "gripper", status, message, opening=opening, command=event.command)
 
     @staticmethod
     def _line(row: SegmentReport, n: int, text: str) -> str:
