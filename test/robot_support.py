@@ -35,3 +35,12 @@ def wait_until(predicate, timeout: float = START_S, what: str = "condition") -> 
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what} not reached within {timeout:.0f} s")
         time.sleep(0.02)
+
+
+def inject_fault(connection, kind: str, target: str) -> None:
+    """Arm a physical fault in the MuJoCo robot (its ~/inject_fault service)."""
+    from step_planner_interfaces.srv import InjectFault
+
+    response = connection.call_service(InjectFault, "/mujoco_robot/inject_fault",
+                                       InjectFault.Request(kind=kind, target=target))
+    assert response.success, response.message

@@ -130,6 +130,20 @@ def test_controllers_cancel_two_runs():
     assert "primitives CANCELED" in out and "rad/s on /joint_states" in out
 
 
+def test_perception_noise_one_task_one_level():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/perception_noise.py", "--tasks", "ss02_open_drawer", "--levels", "0.005:0.1",
+              "--profile", "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "0", timeout=300)
+    assert "NOT an LLM" in out and "| 5 mm | 10% | " in out
+
+
+def test_physical_faults_one_task():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/physical_faults.py", "--tasks", "ss07_close_left", "--kinds", "drawer_short", "--profile",
+              "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "0", timeout=300)
+    assert "NOT an LLM" in out and "| drawer_short | 1 | 1 |" in out and "| 0 |" in out
+
+
 def test_replay_controllers_one_episode(tmp_path):
     pytest.importorskip("mujoco")
     out = run("benchmarks/replay_controllers.py", "--suite", "table3", "--tasks", "ss02_open_drawer", "--profile",

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from robot_support import RobotProcess, load_world, wait_until
+from robot_support import RobotProcess, inject_fault, load_world, wait_until
 
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
@@ -156,3 +156,27 @@ def test_without_the_robot_the_backend_says_what_is_missing(robot, lib):
     with pytest.raises(BackendUnavailable, match="/fr3_arm_controller/follow_joint_trajectory"):
         make_executor("controllers", lib, drawer_world(), robot="fr3")
     assert time.monotonic() - started < 15.0
+
+
+@pytest.mark.parametrize("kind, target, calls, code, says", [
+    ("slip", "tape", ["pick(tape)"], ExecCode.OBJECT_SLIPPED, "tape"),
+    ("miss_place", "tape", ["pick(tape)", "place(tape, tray)"], ExecCode.OBJECT_SLIPPED, "not in/on tray"),
+    ("drawer_short", "drawer", ["open_drawer(drawer)", "close_drawer(drawer)"], ExecCode.COLLISION, "blocked"),
+])
+def test_a_physical_fault_is_caught_at_the_primitive_by_what_the_robot_perceives(executor, lib, kind, target, calls,
+                                                                                code, says):
+    """The robot makes the fault happen (the fingers let go, the object lands beside the tray, the drawer stops
+    4 cm short); the backend sees it in the joint states and poses, and the primitive fails: no silent success."""
+    *before, last = calls
+    for text in before:
+        assert run(executor, lib, text).success
+    inject_fault(executor.connection, kind, target)
+    outcome = run(executor, lib, last)
+    assert not outcome.success, outcome.message
+    assert code is None or outcome.code is code, (outcome.code, outcome.message)
+    assert says in outcome.message
+    world = executor.observe()
+    if kind == "drawer_short":
+        assert world.places["drawer"].is_open is False or world.places["drawer"].geometry["opening"] > 0.03
+    else:
+        assert world.objects["tape"].location not in ("gripper", "tray")

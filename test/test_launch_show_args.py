@@ -103,15 +103,26 @@ def test_franka_with_moveit_installed_passes_the_moveit_config_to_the_node(tmp_p
                                                  "package_name": "moveit_resources_panda_moveit_config"})
 
 
-def test_sim_without_robot_state_publisher_runs_the_node_alone_and_warns(tmp_path: Path):
+def test_sim_runs_the_node_on_the_controllers_backend_against_the_mujoco_robot(tmp_path: Path):
+    with fake_launch(tmp_path, installed={"robot_state_publisher"}):
+        started, error = run(load_launch_file(ROOT / "launch" / "step_planner.launch.py")
+                             .generate_launch_description(), {"backend": "sim", "scene": "two_drawers"})
+    assert error is None
+    robot, _, node = started
+    assert {"backend": "controllers"} in node.parameters  # after the launch arguments: it wins
+    assert robot.parameters[0]["scene"].variable_name == "scene"  # the same scene as the node
+
+
+def test_sim_without_robot_state_publisher_runs_the_robot_and_the_node_and_warns(tmp_path: Path):
     with fake_launch(tmp_path, installed=set()):
         started, error = run(load_launch_file(ROOT / "launch" / "step_planner.launch.py")
                              .generate_launch_description(), {"backend": "sim"})
         logged = list(LOGGED)
     assert error is None
-    assert [n.executable for n in started] == ["step_planner_node"]
+    assert [n.executable for n in started] == ["mujoco_robot", "step_planner_node"]
     (warning,) = [m for level, _, m in logged if level in ("warning", "warn")]
     assert "robot_state_publisher" in warning and "ros-jazzy-robot-state-publisher" in warning and "/tf" in warning
+
 
 
 def test_sim_with_robot_state_publisher_starts_it_on_the_simulators_urdf(tmp_path: Path):
@@ -120,7 +131,7 @@ def test_sim_with_robot_state_publisher_starts_it_on_the_simulators_urdf(tmp_pat
                              .generate_launch_description(), {"backend": "sim"})
         logged = list(LOGGED)
     assert error is None and not logged
-    assert [n.executable for n in started] == ["step_planner_node", "robot_state_publisher"]
+    assert [n.executable for n in started] == ["mujoco_robot", "robot_state_publisher", "step_planner_node"]
     assert "<robot" in started[1].parameters[0]["robot_description"]
 
 

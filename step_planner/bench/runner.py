@@ -82,6 +82,7 @@ class RunRecord:
     failure_type: str = "none"
     injections: list[str] = field(default_factory=list)  # mistake kinds the expert injected, in order
     executed: list[str] = field(default_factory=list)
+    outcomes: list[str] = field(default_factory=list)  # each executed call's code, in order
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -181,6 +182,7 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         failure_type=_failure(success, result),
         injections=[i.kind for i in expert.injections] if expert else [],
         executed=[str(c) for c, _ in result.executed],
+        outcomes=[o.code.value for _, o in result.executed],
     )
 
 

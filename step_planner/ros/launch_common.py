@@ -108,19 +108,25 @@ def arguments(backend: str = "symbolic") -> list:
         DeclareLaunchArgument("llm_model", default_value="gpt-4o-mini", description="Model at the endpoint"),
         DeclareLaunchArgument("llm_base_url", default_value="",
                               description="OpenAI-compatible endpoint; empty = api.openai.com"),
+        DeclareLaunchArgument("realtime_factor", default_value="1.0",
+                              description="backend sim: the MuJoCo robot's pace (1.0 = real time)"),
         DeclareLaunchArgument("offline", default_value="false", choices=["true", "false"],
                               description="Serve the answers shipped in config/replay (recorded from a scripted "
                                           "expert, NOT an LLM) from inside the node: try it with no model"),
     ]
 
 
-def sim_robot_state_publisher(context) -> list:
-    """backend sim: robot_state_publisher on the simulator's URDF, so RViz gets /tf from /joint_states.
+def mujoco_robot(context) -> list:
+    """backend:=sim: the MuJoCo robot in a process of its own (``mujoco_robot``: FollowJointTrajectory and
+    GripperCommand with ros2_controllers' semantics, /joint_states, /clock, /model_poses), the node on the
+    ``controllers`` backend talking to it across DDS as to Gazebo or the arm, and robot_state_publisher on the
+    simulated URDF so RViz shows the arm. (The node's in-process ``sim`` backend stays for ``ros2 run`` and the
+    benchmarks.)
 
-    For an OpaqueFunction body, called before the node is created: the URDF is read (and MuJoCo's Python
+    For an OpaqueFunction body, called before anything is created: the URDF is read (and MuJoCo's Python
     package imported) only for backend sim, and a missing MuJoCo stops the launch before anything started.
-    Without robot_state_publisher the node runs alone (it publishes /joint_states and /robot_description
-    itself), with a warning saying what RViz lacks and what to install.
+    Without robot_state_publisher the robot and the node run, with a warning saying what RViz lacks.
+    Returns the actions and the node's parameters for the backend.
     """
     if LaunchConfiguration("backend").perform(context) != "sim":
         return []
@@ -129,13 +135,16 @@ def sim_robot_state_publisher(context) -> list:
     except ImportError as exc:
         raise MissingDependency(f"backend:=sim needs the Python package {exc.name}, not installed: "
                                 "pip install -r requirements-robot.txt (README: Install on a robot machine)") from None
+    robot = Node(package=PACKAGE, executable="mujoco_robot", name="mujoco_robot", output="screen", emulate_tty=True,
+                 parameters=[{"scene": LaunchConfiguration("scene"),
+                              "realtime_factor": ParameterValue(LaunchConfiguration("realtime_factor"),
+                                                                value_type=float)}])
     if not installed("robot_state_publisher"):
         from launch.logging import get_logger
 
         get_logger("step_planner.launch").warning(
-            "backend:=sim without robot_state_publisher: the node runs and publishes /joint_states and "
-            "/robot_description, but nothing publishes /tf for RViz; sudo apt install "
-            f"{apt_package('robot_state_publisher')}")
-        return []
-    return [Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-                 parameters=[{"robot_description": robot_description()}])]
+            "backend:=sim without robot_state_publisher: the MuJoCo robot and the node run, but nothing publishes "
+            f"/tf for RViz; sudo apt install {apt_package('robot_state_publisher')}")
+        return [robot]
+    return [robot, Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                        parameters=[{"robot_description": robot_description()}])]

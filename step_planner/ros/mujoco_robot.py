@@ -36,9 +36,10 @@ from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams, validate
 from step_planner.execution.sim.robot import SimRobot
+from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
 from step_planner.execution.sim.telemetry import Sampler
 from step_planner.resources import config_dir
-from step_planner_interfaces.srv import LoadScene
+from step_planner_interfaces.srv import InjectFault, LoadScene
 
 JTC_TYPE = "joint_trajectory_controller/JointTrajectoryController"
 GRIPPER_TYPES = ("position_controllers/GripperActionController", "effort_controllers/GripperActionController")
@@ -54,6 +55,16 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "pose_rate_hz": (50.0, "Rate of the model and drawer poses (tf2_msgs/TFMessage) in simulated time."),
     "clock_rate_hz": (250.0, "/clock rate in simulated time."),
     "world_name": ("", "The root frame of the poses (Gazebo: the world's name); empty: the scene's name."),
+    "perception.position_noise_m": (0.0, "Simulated perception: white noise (sigma, m, every axis) on reported "
+                                         "positions; 0 = exact, as Gazebo's pose bridge."),
+    "perception.yaw_noise_deg": (0.0, "Simulated perception: white noise (sigma, degrees) on reported yaws."),
+    "perception.dropout": (0.0, "Simulated perception: probability an object is missing from one report."),
+    "perception.latency_s": (0.0, "Simulated perception: a report shows the world this long ago (simulated s)."),
+    "perception.hide_in_closed_drawers": (False, "Simulated perception: objects inside a closed drawer are not "
+                                                 "reported (a camera cannot see them)."),
+    "perception.seed": (0, "Simulated perception: the noise's random seed."),
+    "truth_topic": ("", "Also publish the exact model poses here (TFMessage), e.g. for a benchmark that judges "
+                        "the true world while the client perceives a noisy one; empty: not published."),
 }
 
 
@@ -89,7 +100,8 @@ class MujocoRobotNode(Node):
     """The MuJoCo Panda behind ros2_control's standard actions.
 
     Parameters: see ``PARAMETERS`` (scene, seed, robot, boundary_file, controllers_file, realtime_factor,
-    joint_state_rate_hz, pose_rate_hz, clock_rate_hz, world_name); all read at start.
+    joint_state_rate_hz, pose_rate_hz, clock_rate_hz, world_name, perception.*: the poses as an imperfect
+    tracker would report them); all read at start.
 
     Actions (names from robot_boundary.yaml, checked against the controllers file):
         /panda_arm_controller/follow_joint_trajectory (control_msgs/FollowJointTrajectory)
@@ -100,6 +112,7 @@ class MujocoRobotNode(Node):
         drawers as links of their cabinet, as gz-sim's PosePublisher through ros_gz_bridge
     Services:
         ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home
+        ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests)
     """
 
     def __init__(self, node_name: str = "mujoco_robot", **kwargs: Any) -> None:
@@ -128,6 +141,11 @@ class MujocoRobotNode(Node):
         self._clock_pub = self.create_publisher(Clock, "/clock", 10)
         self._pose_pub = self.create_publisher(TFMessage, self.boundary.object_poses, 10) \
             if self.boundary.object_poses else None
+        self._truth_pub = self.create_publisher(TFMessage, p["truth_topic"], 10) if p["truth_topic"] else None
+        self.perception = SimulatedPerception(PerceptionNoise(
+            float(p["perception.position_noise_m"]), float(p["perception.yaw_noise_deg"]),
+            float(p["perception.dropout"]), float(p["perception.latency_s"]),
+            bool(p["perception.hide_in_closed_drawers"])), int(p["perception.seed"]))
         self._arm = ActionServer(self, FollowJointTrajectory, self.boundary.arm.action,
                                  execute_callback=self._execute_arm, goal_callback=self._arm_goal,
                                  handle_accepted_callback=self._arm_accepted, cancel_callback=self._arm_cancel,
@@ -137,6 +155,7 @@ class MujocoRobotNode(Node):
                                   handle_accepted_callback=self._grip_accepted, cancel_callback=self._grip_cancel,
                                   callback_group=group)
         self.create_service(LoadScene, "~/load_scene", self._on_load_scene, callback_group=group)
+        self.create_service(InjectFault, "~/inject_fault", self._on_inject_fault, callback_group=group)
         self.robot.hooks += [Sampler(1.0 / p["joint_state_rate_hz"], self._publish_joints),
                              Sampler(1.0 / p["clock_rate_hz"], self._publish_clock)]
         if self._pose_pub is not None:
@@ -163,7 +182,14 @@ class MujocoRobotNode(Node):
 
     def _publish_poses(self) -> None:
         assert self._pose_pub is not None
-        self._pose_pub.publish(m.transforms_msg(self.robot.model_poses(), self.robot.time))
+        truth, at = self.robot.model_poses(), self.robot.time
+        if self._truth_pub is not None:
+            self._truth_pub.publish(m.transforms_msg(truth, at))
+        report = truth if self.perception.noise.exact else \
+            self.perception.report(at, truth, self.robot.hidden_objects())
+        if report is not None:
+            stamp = at - self.perception.noise.latency_s
+            self._pose_pub.publish(m.transforms_msg(report, max(0.0, stamp)))
 
     # ---- goal bookkeeping -----------------------------------------------------------------------------------
     def _end_of(self, key: bytes) -> GoalEnd | None:
@@ -277,6 +303,13 @@ class MujocoRobotNode(Node):
         response.success = True
         response.message = f"loaded {request.scene or 'the given world'} (seed {request.seed})"
         self.get_logger().info(response.message)
+        return response
+
+    def _on_inject_fault(self, request: InjectFault.Request, response: InjectFault.Response) -> InjectFault.Response:
+        problem = self.robot.arm_fault(request.kind, request.target)
+        response.success = problem is None
+        response.message = problem or f"armed: {request.kind} {request.target}"
+        self.get_logger().warning(f"fault {response.message}")
         return response
 
     def stop_goals(self, reason: str, timeout_s: float) -> bool:

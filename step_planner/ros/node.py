@@ -35,7 +35,7 @@ from step_planner.ros.approval import ApprovalGate
 from step_planner.ros.conversions import error_result, result_msg, tree_to_msg
 from step_planner.ros.goal_policy import GoalArbiter, Ticket
 from step_planner.ros.goal_session import EpisodicMemories, GoalRequest, GoalSession, SessionError
-from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer
+from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer, TrackedFrames
 from step_planner.ros.progress import GoalProgress
 from step_planner.ros.qos import feedback_stream, latched, perception
 from step_planner.ros.shutdown import run_node
@@ -73,7 +73,9 @@ class StepPlannerNode(Node):
         /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock
 
     Subscribers:
-        ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives
+        ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives (a report
+        without a container is placed from its position by the fact deriver)
+        perception.tf_topic (tf2_msgs/TFMessage), when set: TF frames of tracked objects and drawers
 
     Services:
         ~/approve_step (step_planner_interfaces/ApproveStep): approve or refuse the waiting primitive
@@ -116,6 +118,16 @@ class StepPlannerNode(Node):
         )
         self.create_subscription(ObjectPoses, "~/object_poses", self._on_object_poses, perception(),
                                  callback_group=self._io)
+        self.frames: TrackedFrames | None = None
+        if values["perception.tf_topic"]:
+            from tf2_msgs.msg import TFMessage
+
+            from step_planner.execution.controllers.messages import poses_from_msg
+
+            self.frames = TrackedFrames(values["perception.max_age_s"], values["perception.frame_prefix"])
+            self.create_subscription(TFMessage, values["perception.tf_topic"],
+                                     lambda msg: self.frames.put(poses_from_msg(msg)), perception(),
+                                     callback_group=self._io)
         self.create_service(ApproveStep, "~/approve_step", self._on_approve, callback_group=goals)
         self.create_timer(values["heartbeat_period_s"], self._heartbeat, callback_group=self._io)
         llm = "OFFLINE scripted answers" if values["llm.offline"] else \
@@ -251,12 +263,15 @@ class StepPlannerNode(Node):
             from step_planner.execution.symbolic import SymbolicExecutor
 
             base = world or self._persistent().observe()
-            return PerceivedExecutor(SymbolicExecutor(self.library, base), self.perception, on_refused=refused)
-        if self.backend in ROBOT_BACKENDS:
-            return PerceivedExecutor(self._persistent(), self.perception, on_refused=refused)
+            return PerceivedExecutor(SymbolicExecutor(self.library, base), self.perception, on_refused=refused,
+                                     frames=self.frames)
+        if self.backend in ROBOT_BACKENDS:  # the controllers backend perceives the robot's world itself
+            return PerceivedExecutor(self._persistent(), self.perception, on_refused=refused,
+                                     sync=self.backend == "moveit", frames=self.frames)
         options = {"realtime": bool(self.get_parameter("sim.realtime").value)} if self.backend == "sim" else {}
         inner = make_executor(self.backend, self.library, world, **options)
-        return PerceivedExecutor(inner, self.perception, sync=self.backend == "symbolic", on_refused=refused)
+        return PerceivedExecutor(inner, self.perception, sync=self.backend == "symbolic", on_refused=refused,
+                                 frames=self.frames)
 
     def _persistent(self):
         """The robot backends' one executor, connected at the first goal and kept (a failed connection is tried

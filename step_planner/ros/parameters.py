@@ -74,6 +74,13 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "empty = the file's default.", read_only=True),
     ParamSpec("controllers.boundary_file", "", "backend controllers: action names, joint names and timeouts per "
               "robot; empty = the package's config/robot_boundary.yaml.", read_only=True),
+    ParamSpec("perception.tf_topic", "", "Object and drawer poses as TF frames (tf2_msgs/TFMessage: a tag detector, a "
+              "pose estimator, Gazebo's pose bridge on /model_poses); frames named after scene objects and drawers "
+              "(the last '/' part, after perception.frame_prefix), composed down to the robot's base frame. Empty: "
+              "none. The controllers backend reads its own (config/robot_boundary.yaml).", read_only=True),
+    ParamSpec("perception.frame_prefix", "", "Prefix of the tracked frames' names (e.g. 'object_').", read_only=True),
+    ParamSpec("perception.max_age_s", 0.5, "A tracked frame older than this says nothing: the object is unknown, "
+              "not where it was last seen.", 0.01, 60.0, read_only=True),
     ParamSpec("sim.realtime", True, "backend sim: run the physics at real-time pace (motions take their "
               "physical duration, as on the robot); false runs as fast as it computes.", read_only=True),
     ParamSpec("sim.joint_state_rate_hz", 50.0, "backend sim: /joint_states rate in simulated time while the "

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
+import numpy as np
+
+from step_planner.domain import perceived_facts as facts
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import Outcome
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.connection import RobotConnection, RobotUnavailable
 from step_planner.execution.controllers.port import RemoteController
+from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.executor import MotionStackExecutor
 from step_planner.execution.sim.ik import IkSolver
 from step_planner.execution.sim.motion import Arm
@@ -27,6 +32,11 @@ from step_planner.execution.sim.primitives import SimPrimitives
 from step_planner.execution.sim.scene_builder import scene_at_home
 
 MUJOCO_SPEED = 0.5  # the motion stack's limits are half the Panda's: velocity_scaling 0.5 is speed_scale 1
+
+
+def yaw_deg(quat_wxyz: np.ndarray) -> float:
+    w, x, y, z = quat_wxyz
+    return float(np.degrees(np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))))
 
 
 class RobotLost(RuntimeError):
@@ -67,6 +77,7 @@ class ControllersExecutor(MotionStackExecutor):
         self.connection.wait_ready()
         self.controller = RemoteController(self.connection, self.model, self.data, self.index, self.info)
         self.controller.sync(fresh=True)
+        self._openings = perc.drawer_openings(self.data, self.info)
         self.checker = CollisionChecker(self.model, self.index)
         self.arm = Arm(self.controller, self.ik, self.checker, seed=self.seed,
                        speed_scale=self.config.velocity_scaling / MUJOCO_SPEED)
@@ -86,8 +97,10 @@ class ControllersExecutor(MotionStackExecutor):
             return super().execute(call, cancel)
 
     def observe(self) -> WorldState:
-        """The world the robot perceives now. Raises RobotLost when the robot stopped answering: a world that
-        cannot be seen is not reported (the planner ends the goal, naming the lost server)."""
+        """The world the robot perceives now, by the one fact deriver (``domain/perceived_facts.py``): objects
+        from their perceived poses (one older than ``pose_max_age_s`` is unknown), drawers from their links'
+        poses, the held object from what the fingers feel. Raises RobotLost when the robot stopped answering:
+        a world that cannot be seen is not reported (the planner ends the goal, naming the lost server)."""
         why = self.connection.lost() or (None if self.controller.recovered() else self.controller.lost)
         if why is not None:
             raise RobotLost(f"{why} (arm: {self.config.arm.action}, gripper: {self.config.gripper.action})")
@@ -96,7 +109,24 @@ class ControllersExecutor(MotionStackExecutor):
                 self.controller.sync(fresh=True)
             finally:
                 self._executing.release()
-        return super().observe()
+        with self.controller.lock:
+            return facts.perceived_world(self.template, self.info.volumes, self.perceive(),
+                                         robot_at=self.primitives.robot_at)
+
+    def perceive(self) -> facts.Perception:
+        """What the robot's perception says now: poses with their ages, drawer openings (a drawer not seen
+        lately keeps its last opening), and the object between the fingers."""
+        now = time.monotonic()
+        poses = self.connection.poses()
+        objects = {name: facts.ObjectPose(tuple(map(float, p.position)), yaw_deg(p.quat), now - p.received)
+                   for name, p in poses.items() if name in self.info.objects}
+        for volume in self.info.volumes.drawers:
+            pose = poses.get(volume.name)
+            if pose is not None and now - pose.received <= self.config.pose_max_age_s:
+                rest = np.asarray(volume.closed_origin)
+                self._openings[volume.name] = float((pose.position - rest) @ np.asarray(volume.axis))
+        held = next((n for n in self.info.objects if self.controller.holds(self.info, n)), None)
+        return facts.Perception(objects, dict(self._openings), held, self.config.pose_max_age_s)
 
     def close(self) -> None:
         if self._own_connection and getattr(self, "connection", None) is not None:

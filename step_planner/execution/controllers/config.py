@@ -71,6 +71,8 @@ class BoundaryConfig:
     gripper: GripperBoundary
     joint_states: str
     object_poses: str
+    pose_max_age_s: float
+    pose_filter_s: float
     velocity_scaling: float
     trajectory: TrajectorySettings
     timeouts: Timeouts
@@ -124,6 +126,8 @@ class BoundaryConfig:
             ),
             joint_states=_topic(data.get("joint_states", "/joint_states"), "joint_states", source),
             object_poses=_topic(data.get("object_poses", ""), "object_poses", source, allow_empty=True),
+            pose_max_age_s=_positive(data, "pose_max_age_s", source, default=0.5, high=60.0),
+            pose_filter_s=_positive(data, "pose_filter_s", source, default=0.25, high=5.0, zero=True),
             velocity_scaling=_positive(data, "velocity_scaling", source, default=0.5, high=1.0),
             trajectory=TrajectorySettings(**{k: _positive(trajectory, k, f"{source}: trajectory", high=10.0)
                                              for k in trajectory}),
@@ -160,8 +164,10 @@ def _choice(entry: dict, key: str, choices: tuple[str, ...], where: str) -> str:
     return value
 
 
-def _positive(entry: dict, key: str, where: str, default: float | None = None, high: float = 3600.0) -> float:
+def _positive(entry: dict, key: str, where: str, default: float | None = None, high: float = 3600.0,
+              zero: bool = False) -> float:
     value = entry.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= high:
-        raise BoundaryConfigError(f"{where}.{key} must be a number in (0, {high}], got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 if zero else value > 0) \
+            or value > high:
+        raise BoundaryConfigError(f"{where}.{key} must be a number in {'[' if zero else '('}0, {high}], got {value!r}")
     return float(value)

@@ -26,9 +26,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 
+from step_planner.domain.pose_tree import PoseTree, WorldPose
 from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
-from step_planner.execution.controllers.pose_tree import PoseTree, WorldPose
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.execution.sim.model import ARM_JOINTS
 
@@ -134,9 +134,11 @@ class RobotConnection:
         with self._lock:
             return self._joints
 
-    def poses(self) -> dict[str, WorldPose]:
+    def poses(self, filtered: bool = True) -> dict[str, WorldPose]:
+        """World poses by entity name: filtered (the mean over ``pose_filter_s``, for a world at rest) or the
+        newest reports (for monitors during a motion)."""
         with self._lock:
-            return self._poses.world_poses()
+            return self._poses.world_poses(self.config.pose_filter_s if filtered else 0.0)
 
     def wait_fresh(self, since: float, timeout: float) -> bool:
         """Wait until a joint state (and, with perception, a pose message) received after ``since`` is here."""

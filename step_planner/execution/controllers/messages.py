@@ -19,10 +19,11 @@ from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from step_planner.domain.pose_tree import ModelPose
 from step_planner.execution.controllers.config import TrajectorySettings
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.execution.sim.controller_emulation import JointToleranceSpec, TrajectoryGoal, TrajectoryPoint
-from step_planner.execution.sim.robot import JointReading, ModelPose
+from step_planner.execution.sim.robot import JointReading
 
 
 def duration(seconds: float) -> Duration:

@@ -55,12 +55,13 @@ class RemoteController:
     def finger_opening(self) -> float:
         return float(np.mean(self.data.qpos[self.index.finger_qpos]))
 
-    def sync(self, fresh: bool = False) -> None:
-        """Bring the mirror to the robot's latest joint states and perceived poses (``fresh``: newer than now)."""
+    def sync(self, fresh: bool = False, moving: bool = False) -> None:
+        """Bring the mirror to the robot's latest joint states and perceived poses (``fresh``: newer than now;
+        ``moving``: during a motion, the newest poses rather than the filtered ones)."""
         if fresh:
             self.connection.wait_fresh(time.monotonic(), FRESH_S)
         joints = self.connection.joints()
-        poses = self.connection.poses()
+        poses = self.connection.poses(filtered=not moving)
         model, data, index = self.model, self.data, self.index
         with self.lock:
             if joints is not None:
@@ -93,7 +94,7 @@ class RemoteController:
         wp = waypoints(traj, self.connection.config.trajectory.point_period_s)
 
         def check():
-            self.sync()
+            self.sync(moving=True)
             return monitor() if monitor is not None else None
 
         outcome = self.connection.run_trajectory(wp, cancel, check if monitor is not None else None)

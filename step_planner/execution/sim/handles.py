@@ -207,7 +207,7 @@ class HandleMotions:
         d = self.info.drawers[drawer]
         self._slide_drawer(drawer, perc.drawer_opening(self.data, self.info, drawer) - d.open_position, cancel)
         opening = perc.drawer_opening(self.data, self.info, drawer)
-        if not perc.drawer_is_open(self.data, self.info, drawer):
+        if not perc.drawer_is_pulled_open(self.data, self.info, drawer):
             raise MotionInterrupted(ExecCode.GRASP_FAILED, f"{drawer} only opened {opening * 100:.1f} cm")
         return f"{drawer} open {opening * 100:.1f} cm"
 

@@ -1,10 +1,9 @@
-"""Physics -> symbolic WorldState: where each object is, what is held, which drawers are open.
+"""Physics -> symbolic WorldState: the physics' ground truth given to the one fact deriver.
 
-Locations are read from poses and contacts, never from what the executor intended:
-held = touching both fingers, fingers not closed on themselves, and touching nothing else
-(lifted off its support); in a drawer = centre inside the drawer box (in the drawer's frame); in a tray =
-inside its footprint and low; on the table = resting near the table top. Hidden objects follow
-from the drawer state via ``WorldState.observed()``.
+Locations are read from poses and contacts, never from what the executor intended: what the fingers hold
+comes from contacts (touching both fingers, fingers not closed on themselves, touching nothing else); where
+everything else is, and whether a drawer is open, ``domain/perceived_facts.py`` decides from the poses, as it
+does for a robot's perceived poses. Hidden objects follow from the drawer state via ``WorldState.observed()``.
 """
 
 from __future__ import annotations
@@ -14,12 +13,12 @@ from collections.abc import Callable
 import mujoco
 import numpy as np
 
+from step_planner.domain import perceived_facts as facts
 from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.execution.sim.model import PandaIndex
 from step_planner.execution.sim.scene_info import SceneInfo
 
-DRAWER_OPEN_FRACTION = 0.6
-DRAWER_CLOSED_TOL = 0.02
+DRAWER_CLOSED_TOL = facts.DRAWER_CLOSED_TOL
 MIN_GRASP_OPENING = 0.002  # one finger; below this the fingers closed on nothing
 
 
@@ -66,72 +65,58 @@ def drawer_opening(data: mujoco.MjData, info: SceneInfo, drawer: str) -> float:
     return float(data.qpos[info.drawers[drawer].qpos_adr])
 
 
+def drawer_openings(data: mujoco.MjData, info: SceneInfo) -> dict[str, float]:
+    return {name: drawer_opening(data, info, name) for name in info.drawers}
+
+
+def drawer_volume(info: SceneInfo, drawer: str) -> facts.DrawerVolume:
+    return info.volumes.drawers[list(info.drawers).index(drawer)]
+
+
 def drawer_is_open(data: mujoco.MjData, info: SceneInfo, drawer: str) -> bool:
-    d = info.drawers[drawer]
-    return drawer_opening(data, info, drawer) > DRAWER_OPEN_FRACTION * d.slide
+    """Not closed (the world's fact; an ajar drawer is not closed)."""
+    return drawer_volume(info, drawer).is_open(drawer_opening(data, info, drawer))
 
 
-def _in_drawer(data, info: SceneInfo, drawer: str, pos: np.ndarray) -> bool:
-    d = info.drawers[drawer]
-    frame_pos = data.xpos[d.body_id]
-    local = data.xmat[d.body_id].reshape(3, 3).T @ (pos - frame_pos)
-    return bool(
-        abs(local[0]) < d.inner[0] / 2 + 0.01
-        and abs(local[1]) < d.inner[1] / 2 + 0.01
-        and -0.01 < local[2] < d.inner[2] + 0.02
-    )
+def drawer_is_pulled_open(data: mujoco.MjData, info: SceneInfo, drawer: str) -> bool:
+    """Open far enough to reach into: what open_drawer must achieve."""
+    return drawer_volume(info, drawer).is_pulled_open(drawer_opening(data, info, drawer))
 
 
-def _in_tray(info: SceneInfo, tray: str, pos: np.ndarray) -> bool:
-    t = info.trays[tray]
-    rel = pos - t.position
-    return bool(abs(rel[0]) < t.size[0] / 2 and abs(rel[1]) < t.size[1] / 2 and -0.01 < rel[2] < t.size[2] + 0.06)
+def held_object(model, data, index: PandaIndex, info: SceneInfo,
+                held: Callable[[str], bool] | None = None) -> str | None:
+    """The object between the fingers and lifted with them: held (default: finger contacts in the physics) and
+    touching nothing but the robot."""
+    for name, obj in info.objects.items():
+        holding = held(name) if held is not None else is_held(model, data, index, info, name)
+        if holding and not touches_non_robot(model, data, index, obj.body_id):
+            return name
+    return None
 
 
 def object_location(model, data, index: PandaIndex, info: SceneInfo, name: str,
                     held: Callable[[str], bool] | None = None) -> str | None:
-    """The symbolic location of one object, or None when it is nowhere named (e.g. fell off).
+    """The symbolic location of one object, or None when it is nowhere named (e.g. fell off): the gripper when
+    held and lifted, else what the fact deriver says of its position (``domain/perceived_facts.py``).
 
-    ``held(name)`` says whether the fingers hold it (default: finger contacts in the physics; a robot
-    across ROS answers from its gripper's state)."""
+    ``held(name)`` says whether the fingers hold it (default: finger contacts in the physics; a robot across
+    ROS answers from its gripper's state)."""
     body = info.objects[name].body_id
     holding = held(name) if held is not None else is_held(model, data, index, info, name)
     if holding and not touches_non_robot(model, data, index, body):
-        return GRIPPER  # between the fingers and lifted with them
-    pos = object_position(data, info, name)
-    for drawer in info.drawers:
-        if _in_drawer(data, info, drawer, pos):
-            return drawer
-    for tray in info.trays:
-        if _in_tray(info, tray, pos):
-            return tray
-    rel = pos[:2] - info.table_center
-    on_table = np.all(np.abs(rel) < info.table_size[:2] / 2) and pos[2] < 0.25
-    return info.table if on_table and pos[2] > -0.01 else None
+        return GRIPPER
+    return facts.location(info.volumes, object_position(data, info, name), drawer_openings(data, info))
+
+
+def ground_truth(model, data, index: PandaIndex, info: SceneInfo,
+                 held: Callable[[str], bool] | None = None) -> facts.Perception:
+    """Everything the physics knows, as a perception: every pose exact and fresh."""
+    poses = {name: facts.ObjectPose(tuple(map(float, object_position(data, info, name))),
+                                    float(np.degrees(object_yaw(data, info, name)))) for name in info.objects}
+    return facts.Perception(poses, drawer_openings(data, info), held_object(model, data, index, info, held))
 
 
 def observe_world(model, data, index: PandaIndex, info: SceneInfo, template: WorldState, robot_at: str,
                   held: Callable[[str], bool] | None = None) -> WorldState:
-    """A fresh WorldState: the template's names and kinds, with physics-derived state."""
-    world = template.copy()
-    world.held = None
-    world.robot_at = robot_at
-    for name, obj in world.objects.items():
-        if name not in info.objects:
-            continue
-        obj.location = object_location(model, data, index, info, name, held)
-        pos = object_position(data, info, name)
-        obj.geometry = {
-            **obj.geometry,
-            "position": [round(float(v), 4) for v in pos],
-            "yaw": round(float(np.degrees(object_yaw(data, info, name))), 1),
-        }
-        if obj.location == GRIPPER:
-            world.held = name
-    for name in info.drawers:
-        world.places[name].is_open = drawer_is_open(data, info, name)
-        world.places[name].geometry = {
-            **world.places[name].geometry,
-            "opening": round(drawer_opening(data, info, name), 4),
-        }
-    return world
+    """A fresh WorldState from the physics' ground truth, derived by the one fact deriver."""
+    return facts.perceived_world(template, info.volumes, ground_truth(model, data, index, info, held), robot_at)

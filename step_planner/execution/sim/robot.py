@@ -11,13 +11,17 @@ this side are the controllers' (``panda_joint1`` or ``fr3_joint1``); the model's
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
+from step_planner.domain import perceived_facts as facts
+from step_planner.domain.pose_tree import ModelPose
 from step_planner.domain.world import WorldState
+from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.control import Controller
 from step_planner.execution.sim.controller_emulation import (
     INVALID_GOAL,
@@ -34,6 +38,9 @@ from step_planner.execution.sim.scene_builder import scene_at_home
 from step_planner.execution.sim.scene_info import SceneInfo
 
 SETTLE_S = 0.5  # objects come to rest after a (re)load, before the controllers start
+FAULTS = ("slip", "miss_place", "drawer_short")
+MISS_PLACE_OFFSET = 0.12  # m, sideways: where a missed place puts the object
+DRAWER_SHORT = 0.04  # m: how far from closed a drawer with that fault stops
 
 
 @dataclass(frozen=True)
@@ -43,17 +50,6 @@ class JointReading:
     position: tuple[float, ...]
     velocity: tuple[float, ...]
     effort: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class ModelPose:
-    """One transform as Gazebo's pose publisher, bridged by ros_gz, gives it: a model in the world, or a link
-    (a drawer) in its model (gz-sim PosePublisher.cc:436-447, 585-599; ros_gz_bridge geometry_msgs.cpp:243-258)."""
-
-    frame_id: str
-    child_frame_id: str
-    position: tuple[float, float, float]
-    orientation: tuple[float, float, float, float]  # x, y, z, w
 
 
 class SimRobot:
@@ -80,6 +76,8 @@ class SimRobot:
         self.lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._running = threading.Event()
+        self.faults: dict[str, str] = {}  # armed faults: kind -> object or drawer
+        self.faults_done: list[str] = []  # what happened, in order
         self.load(world, seed)
 
     # ---- scene ------------------------------------------------------------------------------------------------
@@ -101,6 +99,7 @@ class SimRobot:
             self.arm = TrajectoryController(self.arm_params, self._arm_q()[0])
             self.grip = GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
             self.arm.ended.extend(ended)
+            self.faults.clear()
 
     def _deactivate(self) -> list[GoalEnd]:
         ended = [*self.arm.ended, *self.grip.ended]
@@ -129,6 +128,8 @@ class SimRobot:
     def _run(self) -> None:
         while self._running.is_set():
             self.step()
+            if not self.controller.pace:
+                time.sleep(0)  # unpaced: still let the ROS threads answer goals (the GIL)
 
     def step(self) -> None:
         """One control cycle and physics step (the thread calls this; tests may call it directly)."""
@@ -142,6 +143,8 @@ class SimRobot:
                                                           float(data.qvel[index.finger_dof[finger]])), 0.0, FINGER_MAX))
             back = np.argsort(self._arm_order)  # controller order -> model order
             q_ref, qd_ref = q_cmd[back], qd_cmd[back]
+            if self.faults:
+                self._faults_step()
         ctl.step(q_ref, qd_ref)  # locks for the physics step; paces outside the lock
 
     def _arm_q(self) -> tuple[np.ndarray, np.ndarray]:
@@ -156,6 +159,43 @@ class SimRobot:
     def _on_step(self, _data: mujoco.MjData) -> None:
         for hook in self.hooks:
             hook(self)
+
+    # ---- physical faults (tests and benchmarks) ---------------------------------------------------------------
+    def arm_fault(self, kind: str, target: str) -> str | None:
+        """Arm a fault for its next moment (see step_planner_interfaces/srv/InjectFault.srv); or why not."""
+        with self.lock:
+            if kind not in FAULTS:
+                return f"unknown fault {kind!r}; one of {', '.join(FAULTS)}"
+            known = self.info.drawers if kind == "drawer_short" else self.info.objects
+            if target not in known:
+                return f"{kind}: no {'drawer' if kind == 'drawer_short' else 'object'} {target!r} in this scene"
+            if kind == "drawer_short":
+                d = self.info.drawers[target]
+                self.model.jnt_range[d.joint_id, 0] = DRAWER_SHORT  # the slide's inner stop moves out
+                self.faults_done.append(f"drawer_short {target}")
+                return None
+            self.faults[kind] = target
+            return None
+
+    def _faults_step(self) -> None:
+        """Under the lock, before a physics step: make an armed fault happen when its moment comes."""
+        held = perc.held_object(self.model, self.data, self.index, self.info)
+        target = self.faults.get("slip")
+        if target is not None and held == target and self.arm.active is not None:
+            self.grip.setpoint = FINGER_MAX  # the fingers let go while the arm carries it
+            del self.faults["slip"]
+            self.faults_done.append(f"slip {target}")
+        target = self.faults.get("miss_place")
+        if target is not None and held == target and self.grip.active is not None \
+                and self.grip.active.setpoint > float(self.data.qpos[self.index.finger_qpos[self._finger_slot()]]):
+            obj = self.info.objects[target]  # being released: it lands beside the spot
+            pos = self.data.qpos[obj.qpos_adr:obj.qpos_adr + 3]
+            side = -np.sign(pos[1] - self.info.table_center[1]) or 1.0
+            pos[1] += side * MISS_PLACE_OFFSET
+            pos[2] += 0.01
+            self.data.qvel[obj.dof_adr:obj.dof_adr + 6] = 0.0
+            del self.faults["miss_place"]
+            self.faults_done.append(f"miss_place {target}")
 
     # ---- the controllers' goals ------------------------------------------------------------------------------
     def trajectory_goal(self, goal_id: Hashable, goal: TrajectoryGoal) -> str | None:
@@ -204,6 +244,15 @@ class SimRobot:
                                 tuple(float(data.qpos[i]) for i in [*index.arm_qpos, *index.finger_qpos]),
                                 tuple(float(data.qvel[i]) for i in dofs),
                                 tuple(float(data.qfrc_actuator[i]) for i in dofs))
+
+    def hidden_objects(self) -> set[str]:
+        """The objects inside a closed drawer now (a camera cannot see them)."""
+        with self.lock:
+            openings = perc.drawer_openings(self.data, self.info)
+            closed = {d.name for d in self.info.volumes.drawers if not d.is_open(openings[d.name])}
+            return {name for name in self.info.objects
+                    if facts.location(self.info.volumes, perc.object_position(self.data, self.info, name),
+                                      openings) in closed}
 
     def model_poses(self) -> list[ModelPose]:
         """Every movable object as a model in the world and every drawer as a link of its cabinet model

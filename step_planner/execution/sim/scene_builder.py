@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 
 from step_planner.domain.bodies import Body, Box
+from step_planner.domain.perceived_facts import volumes_of
 from step_planner.domain.scene_geometry import ObjectGeometry, SceneGeometry, SceneGeometryError, scene_geometry
 from step_planner.domain.world import WorldState
 from step_planner.execution.sim.model import (
@@ -88,6 +89,7 @@ def scene_info(geometry: SceneGeometry) -> SceneInfo:
     info.trays = {c.name: TrayInfo(c.name, c.position, c.size) for c in geometry.containers.values()}
     info.drawers = {d.name: DrawerInfo.of(d) for d in geometry.drawers.values()}
     info.objects = {o.name: ObjectInfo(o.name, o.shape, o.half) for o in geometry.objects.values()}
+    info.volumes = volumes_of(geometry)
     return info
 
 

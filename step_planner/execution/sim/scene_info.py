@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from step_planner.domain.cabinets import DrawerGeometry
+from step_planner.domain.perceived_facts import SceneVolumes
 
 
 @dataclass
@@ -60,3 +61,4 @@ class SceneInfo:
     table: str = "table"
     table_size: np.ndarray = field(default_factory=lambda: np.array([1.2, 1.0, 0.04]))
     table_center: np.ndarray = field(default_factory=lambda: np.array([0.5, 0.0]))
+    volumes: SceneVolumes = field(default_factory=SceneVolumes)  # for the fact deriver
