@@ -199,7 +199,7 @@ def test_replay_publish_refuses_where_a_robot_publishes_joint_states(episode, ro
     from step_planner.ros.replay_publisher import publish_episode
 
     out = io.StringIO()
-    assert publish_episode(episode, delay_s=2.0, linger_s=0.0, out=out) == -1
+    assert publish_episode(episode, delay_s=5.0, linger_s=0.0, out=out) == -1  # discovery under load
     assert "other publisher(s) of /joint_states" in out.getvalue() and "--controllers" in out.getvalue()
 
 
