@@ -142,3 +142,12 @@ def test_physical_faults_one_task():
     out = run("benchmarks/physical_faults.py", "--tasks", "ss07_close_left", "--kinds", "drawer_short", "--profile",
               "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "0", timeout=300)
     assert "NOT an LLM" in out and "| drawer_short | 1 | 1 |" in out and "| 0 |" in out
+
+
+def test_replay_controllers_one_episode(tmp_path):
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/replay_controllers.py", "--suite", "table3", "--tasks", "ss02_open_drawer", "--profile",
+              "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "3", "--out", str(tmp_path),
+              timeout=300)
+    assert "NOT an LLM" in out and "Reached the recorded final world: 1/1" in out
+    assert (tmp_path / "summary.md").is_file() and (tmp_path / "results.json").is_file()

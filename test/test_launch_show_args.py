@@ -22,8 +22,9 @@ COMMON = ROOT / "step_planner" / "ros" / "launch_common.py"
 MOVEIT = {"moveit_configs_utils", "moveit_py", "moveit_resources_panda_moveit_config"}
 FR3 = {"franka_bringup", "franka_description", "franka_fr3_moveit_config", "franka_hardware", "controller_manager",
        "robot_state_publisher", "joint_state_publisher", "xacro", "moveit_py"}  # franka.launch.py robot:=fr3
-GAZEBO = {"ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "robot_state_publisher", "controller_manager",
-          "moveit_ros_move_group", *MOVEIT}
+GAZEBO = {"ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "robot_state_publisher", "controller_manager", "xacro",
+          "joint_trajectory_controller", "gripper_controllers", "joint_state_broadcaster",
+          "moveit_resources_panda_description"}
 
 
 def declared_in_source(path: Path) -> set[str]:
@@ -63,16 +64,19 @@ def one_line(exc: BaseException | None) -> str:
     return text
 
 
-@pytest.mark.parametrize("name, needs", [("franka.launch.py", FR3), ("gazebo.launch.py", GAZEBO)])
-def test_without_moveit_nothing_starts_and_one_line_names_the_packages(name: str, needs: set[str], tmp_path: Path):
+@pytest.mark.parametrize("name, needs, args", [
+    ("franka.launch.py", FR3, {}),
+    ("gazebo.launch.py", GAZEBO | MOVEIT | {"moveit_ros_move_group"}, {"backend": "moveit"}),
+    ("gazebo.launch.py", GAZEBO, {})])
+def test_without_moveit_nothing_starts_and_one_line_names_the_packages(name: str, needs: set[str], args, tmp_path):
     with fake_launch(tmp_path, installed=set()):
-        started, error = run(load_launch_file(ROOT / "launch" / name).generate_launch_description(),
-                             {"description_file": "/tmp/panda_gz.urdf.xacro"})
+        started, error = run(load_launch_file(ROOT / "launch" / name).generate_launch_description(), args)
     text = one_line(error)
     assert started == []
     for package in sorted(needs):
         assert f"ros-jazzy-{package.replace('_', '-')}" in text, (package, text)
-    assert "STEP_PLANNER_MOVEIT=1 rosdep install" in text
+    assert ("STEP_PLANNER_MOVEIT=1 rosdep install" in text) == ("moveit_py" in needs)
+    assert "moveit" not in text.replace("moveit_resources", "").replace("moveit-resources", "") or "moveit_py" in needs
     assert text.startswith(f"{name} needs ")
 
 
