@@ -137,6 +137,15 @@ def test_perception_noise_one_task_one_level():
     assert "NOT an LLM" in out and "| 5 mm | 10% | " in out
 
 
+def test_perception_noise_judges_an_object_held_at_the_end_on_the_robots_truth():
+    """A goal 'hold the screwdriver' ends with it in the hand: truth is the physics' (finger contacts), not a pose
+    near the hand and not 'nothing held' (3 Table III tasks were counted as false successes that way)."""
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/perception_noise.py", "--tasks", "ss09_hold_screwdriver", "--levels", "0:0",
+              "--profile", "grounded", "--planner-config", "config/bench.yaml", "--realtime-factor", "0", timeout=300)
+    assert "| 0 mm | 0% | 1/1 | 1/1 | 0 | none |" in out, out
+
+
 def test_physical_faults_one_task():
     pytest.importorskip("mujoco")
     out = run("benchmarks/physical_faults.py", "--tasks", "ss07_close_left", "--kinds", "drawer_short", "--profile",

@@ -30,7 +30,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 from tf2_msgs.msg import TFMessage
 
 from step_planner.domain.scene import SceneError, load_scene
@@ -67,9 +67,16 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "perception.hide_in_closed_drawers": (False, "Simulated perception: objects inside a closed drawer are not "
                                                  "reported (a camera cannot see them)."),
     "perception.seed": (0, "Simulated perception: the noise's random seed."),
-    "truth_topic": ("", "Also publish the exact model poses here (TFMessage), e.g. for a benchmark that judges "
-                        "the true world while the client perceives a noisy one; empty: not published."),
+    "truth_topic": ("", "Also publish the exact model poses here (TFMessage), and on <truth_topic>/held what the "
+                        "fingers truly hold (String), e.g. for a benchmark that judges the true world while the "
+                        "client perceives a noisy one; empty: not published."),
 }
+
+
+def truth_held_topic(truth_topic: str) -> str:
+    """Where, beside its exact poses, the robot says what the fingers truly hold (std_msgs/String, empty: nothing):
+    poses alone cannot tell an object held up from one lying where the hand is."""
+    return f"{truth_topic.rstrip('/')}/held"
 
 
 def resolve_scene(value: str) -> Path | None:
@@ -148,6 +155,8 @@ class MujocoRobotNode(Node):
         self._pose_pub = self.create_publisher(TFMessage, self.boundary.object_poses, 10) \
             if self.boundary.object_poses else None
         self._truth_pub = self.create_publisher(TFMessage, p["truth_topic"], 10) if p["truth_topic"] else None
+        self._truth_held_pub = self.create_publisher(String, truth_held_topic(p["truth_topic"]), 10) \
+            if p["truth_topic"] else None
         self.perception = SimulatedPerception(PerceptionNoise(
             float(p["perception.position_noise_m"]), float(p["perception.yaw_noise_deg"]),
             float(p["perception.dropout"]), float(p["perception.latency_s"]),
@@ -200,8 +209,9 @@ class MujocoRobotNode(Node):
     def _publish_poses(self) -> None:
         assert self._pose_pub is not None
         truth, at = self.robot.model_poses(), self.robot.time
-        if self._truth_pub is not None:
+        if self._truth_pub is not None and self._truth_held_pub is not None:
             self._truth_pub.publish(m.transforms_msg(truth, at))
+            self._truth_held_pub.publish(String(data=self.robot.held_object() or ""))
         report = truth if self.perception.noise.exact else \
             self.perception.report(at, truth, self.robot.hidden_objects())
         if report is not None:

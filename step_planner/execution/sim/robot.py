@@ -301,6 +301,12 @@ class SimRobot:
                     if facts.location(self.info.volumes, perc.object_position(self.data, self.info, name),
                                       openings) in closed}
 
+    def held_object(self) -> str | None:
+        """What the fingers truly hold: both in contact, lifted, touching nothing but the robot (the physics'
+        answer, for judges of truth; the client's own answer comes from the gripper's state)."""
+        with self.lock:
+            return perc.held_object(self.model, self.data, self.index, self.info)
+
     def model_poses(self) -> list[ModelPose]:
         """Every movable object as a model in the world and every drawer as a link of its cabinet model
         (the cabinet a model in the world), the way a world exported by ``export-world`` reports them."""
