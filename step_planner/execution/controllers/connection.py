@@ -78,6 +78,14 @@ class Stats:
         kind[status] = kind.get(status, 0) + 1
 
 
+def _cancel_if_accepted(future: Any) -> None:
+    """A goal given up on before its server answered: should the server accept it after all, cancel it at once
+    (dropping the future instead would leave the controller running a motion the planner counts as failed)."""
+    handle = future.result() if not future.cancelled() else None
+    if handle is not None and handle.accepted:
+        handle.cancel_goal_async()
+
+
 class RobotConnection:
     """The robot of ``config`` (config/robot_boundary.yaml) as seen through its standard ROS interfaces."""
 
@@ -213,10 +221,11 @@ class RobotConnection:
         deadline = time.monotonic() + self.config.timeouts.goal_accept_s
         while not future.done():
             if time.monotonic() > deadline:
-                future.cancel()
+                future.add_done_callback(_cancel_if_accepted)  # the primitive failed: it must not run later
                 return None, ActionOutcome("timeout", f"{name} neither accepted nor rejected the goal within "
                                                       f"{self.config.timeouts.goal_accept_s:.1f} s")
             if (why := self.lost()) is not None:
+                future.add_done_callback(_cancel_if_accepted)
                 return None, ActionOutcome("lost", f"lost the robot while sending to {name}: {why}")
             time.sleep(POLL_S)
         handle = future.result()

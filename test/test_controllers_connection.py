@@ -1,0 +1,114 @@
+"""The boundary client against a server that answers late: a goal given up on is never left running."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+import yaml
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.executors import MultiThreadedExecutor
+
+from step_planner.execution.controllers.config import BoundaryConfig
+from step_planner.execution.controllers.connection import RobotConnection
+from step_planner.execution.controllers.trajectory import Waypoints
+from step_planner.resources import config_path
+
+pytestmark = pytest.mark.ros
+ACTION = "/slow_arm_controller/follow_joint_trajectory"
+JOINT_STATES = "/slow_arm/joint_states"
+
+
+class SlowArm:
+    """A FollowJointTrajectory server that accepts every goal ``delay_s`` after it arrives (a loaded robot
+    computer), then runs it until canceled or ``run_s`` have passed; joint states at 50 Hz all along."""
+
+    def __init__(self, delay_s: float, run_s: float = 5.0) -> None:
+        from control_msgs.action import FollowJointTrajectory
+
+        self.delay_s, self.run_s = delay_s, run_s
+        self.accepted: list[bytes] = []
+        self.canceled: list[bytes] = []
+        self.finished: list[bytes] = []
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("slow_arm", context=self.context)
+        self.server = ActionServer(self.node, FollowJointTrajectory, ACTION, execute_callback=self._execute,
+                                   goal_callback=self._goal, cancel_callback=self._cancel)
+        from sensor_msgs.msg import JointState
+
+        names = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1", "panda_finger_joint2"]
+        states = self.node.create_publisher(JointState, JOINT_STATES, 10)
+        self.node.create_timer(0.02, lambda: states.publish(
+            JointState(name=names, position=[0.0] * 9, velocity=[0.0] * 9, effort=[0.0] * 9)))
+        self.executor = MultiThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def _goal(self, _request) -> GoalResponse:
+        time.sleep(self.delay_s)
+        return GoalResponse.ACCEPT
+
+    def _cancel(self, handle) -> CancelResponse:
+        self.canceled.append(bytes(handle.goal_id.uuid))
+        return CancelResponse.ACCEPT
+
+    def _execute(self, handle):
+        from control_msgs.action import FollowJointTrajectory
+
+        uuid = bytes(handle.goal_id.uuid)
+        self.accepted.append(uuid)
+        end = time.monotonic() + self.run_s
+        while time.monotonic() < end and not handle.is_cancel_requested:
+            time.sleep(0.01)
+        if handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            self.finished.append(uuid)
+            handle.succeed()
+        return FollowJointTrajectory.Result()
+
+    def close(self) -> None:
+        self.server.destroy()
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+def slow_config(accept_s: float) -> BoundaryConfig:
+    data = yaml.safe_load(config_path("robot_boundary.yaml").read_text())
+    data["robots"]["panda"]["arm"]["action"] = ACTION
+    data["timeouts"]["goal_accept_s"] = accept_s
+    data["joint_states"] = JOINT_STATES
+    return BoundaryConfig.from_dict(data)
+
+
+def until(predicate, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_a_goal_accepted_after_the_client_gave_up_is_canceled_at_once_never_run():
+    arm = SlowArm(delay_s=1.0)
+    connection = RobotConnection(slow_config(accept_s=0.3), node_name="slow_arm_client")
+    try:
+        assert until(connection.arm.server_is_ready, 10.0), "the slow arm's server was never discovered"
+        assert until(lambda: connection.lost() is None, 10.0), connection.lost()
+        q = np.zeros((2, 7))
+        outcome = connection.run_trajectory(Waypoints(np.array([0.5, 1.0]), q, np.zeros((2, 7))))
+        assert outcome.status == "timeout" and "neither accepted nor rejected" in outcome.message
+        # the server accepts it 0.7 s later: the client cancels what it no longer waits for
+        assert until(lambda: len(arm.canceled) == 1, 5.0), (arm.accepted, arm.canceled)
+        assert until(lambda: len(arm.accepted) == 1, 5.0)
+        assert arm.canceled == arm.accepted and arm.finished == []
+    finally:
+        connection.close()
+        arm.close()
