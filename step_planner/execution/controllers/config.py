@@ -65,7 +65,7 @@ class TrajectorySettings:
 @dataclass(frozen=True)
 class Timeouts:
     server_wait_s: float = 10.0
-    goal_accept_s: float = 3.0
+    goal_accept_s: float = 10.0
     trajectory_margin_s: float = 5.0
     gripper_s: float = 5.0
     state_stale_s: float = 1.0
