@@ -215,8 +215,9 @@ def _ran(entry: BenchCommand, folder: Path) -> str:
                 f"re-run `make bench ONLY={entry.name}`._")
     state = "" if meta.get("clean", True) else " plus uncommitted changes"
     failed = "" if meta.get("exit_code") == 0 else f" — **exit code {meta.get('exit_code')}**"
+    note = f" {meta['note']}" if meta.get("note") else ""  # what a person added to the record, and why
     return (f"_Ran {meta['started']} at commit `{meta['commit']}`{state}, {meta['wall_s']:.0f} s wall, "
-            f"{meta['machine']}{failed}._")
+            f"{meta['machine']}{failed}.{note}_")
 
 
 def _shown(path: Path) -> str:

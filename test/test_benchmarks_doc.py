@@ -75,6 +75,17 @@ def test_a_changed_command_renders_as_stale_not_as_its_old_output(commands, tmp_
     assert "Stale" in text and "ONLY=core_perf" in text
 
 
+def test_a_note_added_to_a_run_record_is_shown_with_it(commands, tmp_path):
+    """A record completed by hand (e.g. the runner died while the command went on) says so where it is quoted."""
+    entry = commands["core_perf"]
+    (tmp_path / "core_perf").mkdir()
+    meta = {"command": entry.command, "started": "x", "wall_s": 1, "commit": "c", "machine": "m", "exit_code": 0,
+            "note": "Recorded by hand: see the note."}
+    (tmp_path / "core_perf" / benchdoc.RUN_FILE).write_text(json.dumps(meta))
+    assert "commit `c`, 1 s wall, m. Recorded by hand: see the note._" in benchdoc.render("{{ran core_perf}}", commands,
+                                                                                          store=tmp_path)
+
+
 @pytest.mark.parametrize("command", [
     "python benchmarks/core_perf.py --no-such-option",
     "python benchmarks/core_perf.py --repeats many",
