@@ -10,6 +10,8 @@
 #   make colcon-ws   the README's `colcon build` in a throwaway workspace ($(WS)); tests run the node from it
 #   make robot-install  the README's robot-machine install, simulated in $(ROBOT): the ros-* wheels as "the
 #                    system", a venv with requirements-robot.txt over it, the workspace (scripts/robot_install.sh)
+#   make sdf-tools   Debian's SDF checker (`ign sdf -k`: libsdformat-dev + ignition-tools, apt, as root or with
+#                    passwordless sudo); test/test_gazebo_world.py checks every scene's Gazebo world with it
 #   make bench       every benchmark of benchmarks/commands.yaml (hours), then BENCHMARKS.md re-rendered;
 #                    make bench ONLY=core_perf,cancel runs only those (see benchmarks/README.md)
 #   make clean       build trees and caches;  make distclean  also the venv
@@ -46,7 +48,7 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces colcon-ws robot-install test lint pytest demo demo-ros bench clean distclean
+.PHONY: venv interfaces colcon-ws robot-install sdf-tools test lint pytest demo demo-ros bench clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP) $(TEST_IFACE_STAMPS)
 
@@ -97,6 +99,19 @@ $(ROBOT_ENV_STAMP): requirements.txt requirements-robot.txt scripts/robot_instal
 $(ROBOT_STAMP): $(WS_SRC) $(ROBOT_ENV_STAMP) scripts/colcon_workspace.sh
 	PYTHON=$(PYTHON) scripts/robot_install.sh --workspace $(ROBOT)
 	@touch $@
+
+# The SDF checker of Debian bookworm (libsdformat 12, SDF 1.9) for the exported Gazebo worlds. A no-op when
+# `ign sdf` already works; otherwise apt installs it (root, or sudo without a password), or this says what to do.
+SDF_PACKAGES := libsdformat-dev ignition-tools
+sdf-tools:
+	@if ign sdf --versions >/dev/null 2>&1; then echo "sdf-tools: ign sdf is installed"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SDF_PACKAGES); \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && \
+	  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SDF_PACKAGES); \
+	else echo "sdf-tools: not root and no passwordless sudo: run 'sudo apt-get install $(SDF_PACKAGES)'" >&2; \
+	  exit 1; fi
+	@ign sdf --versions >/dev/null 2>&1 || { echo "sdf-tools: ign sdf still does not run" >&2; exit 1; }
 
 # One DDS domain per run and discovery on loopback only, so parallel runs on one machine stay apart
 # and nothing leaves the host. ROS logs go to a throwaway directory instead of ~/.ros/log.

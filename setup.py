@@ -40,6 +40,7 @@ setup(
             "step-planner = step_planner.cli:main",
             "step_planner_node = step_planner.ros.node:main",
             "mujoco_robot = step_planner.ros.mujoco_robot:main",
+            "franka_gripper = step_planner.ros.franka_gripper_node:main",
         ],
     },
 )

@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     library = PrimitiveLibrary.load(config_path("primitives.yaml"))
     world = load_scene(config_path("scenes", "drawer_desk.yaml"))
     config = BoundaryConfig.load(config_path("robot_boundary.yaml"))
-    print(f"No planner and no answers (NOT an LLM): primitives run directly. The MuJoCo robot at real-time factor "
-          f"{args.realtime_factor} "
+    print("No planner and no answers at all (NOT an LLM): primitives run directly. The MuJoCo robot at real-time "
+          f"factor {args.realtime_factor} "
           f"in another process; {args.runs} cancels.\n")
     samples: list[tuple[float, float]] = []  # (received, fastest arm joint)
     lock = threading.Lock()

@@ -1,15 +1,34 @@
-"""step_planner on a Franka Panda through MoveIt 2 (moveit_py), with MoveIt's Panda demo config.
+"""step_planner on a Franka through MoveIt 2 (moveit_py): the FR3 with franka_ros2 (Jazzy), or the Panda demo.
 
-    ros2 launch moveit_resources_panda_moveit_config demo.launch.py      # MoveIt + mock or real controllers
-    ros2 launch step_planner franka.launch.py approval_mode:=true         # then this
+    ros2 launch step_planner franka.launch.py robot_ip:=<ip>                      # the FR3 (approval mode first!)
+    ros2 launch step_planner franka.launch.py use_fake_hardware:=true             # the FR3 without the arm
+    ros2 launch step_planner franka.launch.py robot:=panda                        # the Panda, with moveit_resources'
+                                                                                  # demo.launch.py running beside it
 
-Needs ros-jazzy-moveit-py and ros-jazzy-moveit-resources-panda-moveit-config. For an FR3 use
-franka_fr3_moveit_config and set `robot: fr3` in config/franka.yaml. Written against the documented
-moveit_configs_utils and launch_ros APIs; it has not been run here (no MoveIt on the dev machine).
-MoveIt is imported only in launch_setup, so `--show-args` works without it (see launch_common).
+robot:=fr3 brings the arm up the way franka_ros2's franka_fr3_moveit_config/launch/moveit.launch.py does
+(frankarobotics/franka_ros2@29cb85a, ``FML``; the pieces of franka_bringup/launch/franka.launch.py, ``FBL``):
+robot_state_publisher on franka_bringup's xacro, ros2_control_node with the arm controller (joint states remapped to
+franka/joint_states), spawners for fr3_arm_controller and joint_state_broadcaster, joint_state_publisher merging
+franka/joint_states and franka_gripper/joint_states into joint_states, franka_robot_state_broadcaster on the real
+arm, and franka_gripper's own gripper.launch.py. It differs from FML where FML would not work with this backend
+(docs/moveit_backend.md): no move_group (MoveItPy plans and executes in the node), MoveIt's parameters composed by
+step_planner/ros/moveit_params.py with what franka_fr3_moveit_config lacks (config/fr3_moveit/), the joint-state
+merge names franka_gripper (FML:246-253 names fr3_gripper, which nothing publishes), and with use_fake_hardware:=true
+a position-commanded arm controller (config/fr3_moveit/fake_hardware_controllers.yaml) and this package's
+franka_gripper on a mock hand instead of franka's fixed finger-state publisher (which serves no action).
+
+MoveIt's parameters are written for every node of the process (``/**``), so MoveItPy inside the node gets them in
+any namespace (namespace:=). Written against franka_ros2 jazzy, moveit_configs_utils and launch_ros; it has not
+been run here (no MoveIt, franka_ros2 or arm on the dev machine). MoveIt, xacro and franka_ros2 are imported only
+in launch_setup, after a check that they are installed, so ``--show-args`` works without them (see launch_common).
 """
 
-from launch.actions import OpaqueFunction
+import os
+
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
 
 from launch import LaunchDescription
 from step_planner.ros.launch_common import (
@@ -21,32 +40,127 @@ from step_planner.ros.launch_common import (
     step_planner_node,
 )
 
-MOVEIT_CONFIG = "moveit_resources_panda_moveit_config"
+PANDA_CONFIG = "moveit_resources_panda_moveit_config"
+FR3_PACKAGES = ["franka_bringup", "franka_description", "franka_fr3_moveit_config", "franka_hardware",
+                "controller_manager", "robot_state_publisher", "joint_state_publisher", "xacro", "moveit_py"]
+FR3_CONTROLLERS = ["fr3_arm_controller", "joint_state_broadcaster"]  # FML:232-244
+FRANKA_HINT = "franka_ros2 jazzy built in the robot's workspace: https://github.com/frankarobotics/franka_ros2"
 
 
-def moveit_configs():
+def flag(context, name: str) -> bool:
+    return LaunchConfiguration(name).perform(context).lower() == "true"
+
+
+def panda_parameters() -> dict:
     """The Panda MoveIt config plus the moveit_py settings the backend uses (pipelines, plan requests)."""
     builder = import_from("franka.launch.py", "moveit_configs_utils", "MoveItConfigsBuilder", "moveit_configs_utils",
                           hint=MOVEIT_ROSDEP)
     return (
-        builder(robot_name="panda", package_name=MOVEIT_CONFIG)
+        builder(robot_name="panda", package_name=PANDA_CONFIG)
         .robot_description(file_path="config/panda.urdf.xacro")
         .trajectory_execution(file_path="config/gripper_moveit_controllers.yaml")
         .planning_pipelines(pipelines=["ompl", "pilz_industrial_motion_planner"])
         .moveit_cpp(file_path=package_file("config", "moveit_cpp.yaml"))
         .to_moveit_configs()
+        .to_dict()
     )
 
 
+def fr3_description(context) -> tuple[str, str]:
+    """robot_description and robot_description_semantic as FML:82-101 makes them (xacro, hand on, franka_hand)."""
+    from ament_index_python.packages import get_package_share_directory
+
+    process_file = import_from("franka.launch.py", "xacro", "process_file", "xacro")
+    urdf = process_file(os.path.join(get_package_share_directory("franka_bringup"), "urdf", "franka_arm.urdf.xacro"),
+                        mappings={"hand": "true", "robot_type": "fr3", "ee_id": "franka_hand",
+                                  "robot_ip": LaunchConfiguration("robot_ip").perform(context),
+                                  "use_fake_hardware": LaunchConfiguration("use_fake_hardware").perform(context),
+                                  "fake_sensor_commands": LaunchConfiguration("fake_sensor_commands").perform(context)})
+    srdf = process_file(os.path.join(get_package_share_directory("franka_description"), "robots", "fr3",
+                                     "fr3.srdf.xacro"), mappings={"hand": "true", "ee_id": "franka_hand"})
+    return urdf.toprettyxml(indent="  "), srdf.toprettyxml(indent="  ")
+
+
+def fr3_nodes(context, robot_description: str) -> list:
+    """The FR3 bring-up of FML:203-298 without move_group and RViz (see the module docstring for the changes)."""
+    from ament_index_python.packages import get_package_share_directory
+
+    ns = LaunchConfiguration("namespace").perform(context)
+    fake = flag(context, "use_fake_hardware")
+    description = {"robot_description": robot_description}
+    controllers = package_file("config", "fr3_moveit", "fake_hardware_controllers.yaml") if fake else \
+        os.path.join(get_package_share_directory("franka_fr3_moveit_config"), "config", "fr3_ros_controllers.yaml")
+    manager = f"/{ns.strip('/')}/controller_manager" if ns.strip("/") else "/controller_manager"
+    nodes = [
+        Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
+             namespace=ns, output="both", parameters=[description]),  # FML:204-211
+        Node(package="controller_manager", executable="ros2_control_node", namespace=ns,
+             parameters=[description, controllers], remappings=[("joint_states", "franka/joint_states")],
+             output="screen"),  # FML:218-229
+        *[Node(package="controller_manager", executable="spawner", namespace=ns, output="screen",
+               arguments=[name, "--controller-manager-timeout", "60", "--controller-manager", manager])
+          for name in FR3_CONTROLLERS],  # FML:232-244
+        Node(package="joint_state_publisher", executable="joint_state_publisher", name="joint_state_publisher",
+             namespace=ns, parameters=[{"source_list": ["franka/joint_states", "franka_gripper/joint_states"],
+                                        "rate": 30}]),  # FML:246-253 with FBL:121-124's source names
+    ]
+    if fake:  # franka's fake gripper serves no action (gripper.launch.py:49-60): the mock of this package does
+        nodes.append(Node(package="step_planner", executable="franka_gripper", name="franka_gripper", namespace=ns,
+                          output="screen", parameters=[{"fake_hardware": True}]))
+        return nodes
+    require("franka.launch.py", "franka_gripper", "franka_robot_state_broadcaster", hint=FRANKA_HINT)
+    nodes += [
+        Node(package="controller_manager", executable="spawner", namespace=ns, output="screen",
+             arguments=["franka_robot_state_broadcaster"]),  # FML:255-262
+        IncludeLaunchDescription(  # FML:292-298
+            PythonLaunchDescriptionSource(os.path.join(get_package_share_directory("franka_gripper"), "launch",
+                                                       "gripper.launch.py")),
+            launch_arguments={"robot_ip": LaunchConfiguration("robot_ip").perform(context),
+                              "use_fake_hardware": "false", "namespace": ns}.items()),
+    ]
+    return nodes
+
+
 def launch_setup(context) -> list:
-    """Everything MoveIt, checked before anything starts."""
-    require("franka.launch.py", "moveit_configs_utils", "moveit_py", MOVEIT_CONFIG, hint=MOVEIT_ROSDEP)
-    moveit_config = moveit_configs()
-    # launch_ros writes these into a params file for the whole process ("/**"), so the MoveItPy
-    # node the backend creates inside step_planner_node ("step_planner_moveit") receives them too.
-    return [step_planner_node(extra_parameters=[moveit_config.to_dict()])]
+    """Everything MoveIt and franka_ros2, checked before anything starts."""
+    from pathlib import Path
+
+    from step_planner.ros.moveit_params import fr3_parameters, write_params_file
+
+    robot = LaunchConfiguration("robot").perform(context)
+    ns = LaunchConfiguration("namespace").perform(context)
+    nodes: list = []
+    if robot == "panda":
+        require("franka.launch.py", "moveit_configs_utils", "moveit_py", PANDA_CONFIG, hint=MOVEIT_ROSDEP)
+        params = panda_parameters()
+    else:
+        require("franka.launch.py", *FR3_PACKAGES, hint=f"{MOVEIT_ROSDEP}; {FRANKA_HINT}")
+        if not flag(context, "use_fake_hardware") and not LaunchConfiguration("robot_ip").perform(context):
+            raise RuntimeError("franka.launch.py: robot:=fr3 needs robot_ip:=<the arm's address> "
+                               "(or use_fake_hardware:=true for a dry run without the arm)")
+        from ament_index_python.packages import get_package_share_directory
+
+        urdf, srdf = fr3_description(context)
+        params = fr3_parameters(urdf, srdf, Path(get_package_share_directory("franka_fr3_moveit_config")),
+                                Path(package_file("config", "moveit_cpp.yaml")).parent)
+        nodes = fr3_nodes(context, urdf)
+    # For every node of the process (key /**), MoveItPy's in any namespace included (moveit_params.py)
+    moveit = Path(write_params_file(params))
+    node = step_planner_node(extra_parameters=[moveit, {"moveit.robot": robot}], namespace=ns)
+    return [*nodes, node]
 
 
 def generate_launch_description() -> LaunchDescription:
-    return LaunchDescription([*arguments(backend="moveit", confirm_goal="approval_mode"),
-                              OpaqueFunction(function=launch_setup)])
+    return LaunchDescription([
+        *arguments(backend="moveit", confirm_goal="approval_mode"),
+        DeclareLaunchArgument("robot", default_value="fr3", choices=["fr3", "panda"],
+                              description="fr3: franka_ros2's FR3 brought up here; panda: moveit_resources' Panda, "
+                                          "whose demo.launch.py runs beside this"),
+        DeclareLaunchArgument("robot_ip", default_value="", description="The FR3's address (robot:=fr3, real arm)"),
+        DeclareLaunchArgument("use_fake_hardware", default_value="false", choices=["true", "false"],
+                              description="robot:=fr3 without the arm: mock arm and mock franka_gripper"),
+        DeclareLaunchArgument("fake_sensor_commands", default_value="false", choices=["true", "false"],
+                              description="With use_fake_hardware: mock sensor commands (franka_ros2's argument)"),
+        DeclareLaunchArgument("namespace", default_value="", description="ROS namespace of every node"),
+        OpaqueFunction(function=launch_setup),
+    ])

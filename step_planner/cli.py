@@ -4,7 +4,9 @@
     step-planner bench --suite table3 --planners step,react,oneshot --noise 0,0.1,0.2
     step-planner replay EPISODE --backend symbolic|sim|moveit [--video out.mp4]
     step-planner replay EPISODE --publish           (ROS 2: play the recorded run back on /joint_states, ~/tree)
+    step-planner replay EPISODE --controllers [--robot panda|fr3] (the recorded motion through the robot's controllers)
     step-planner replan EPISODE
+    step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
@@ -188,14 +190,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except EpisodeError as exc:
         print(f"step-planner: {exc}", file=sys.stderr)
         return 2
+    if args.controllers:
+        return _replay_controllers(args, episode)
     if args.publish:
         try:
             from step_planner.ros.replay_publisher import publish_episode
         except ImportError as exc:
             print(f"step-planner: --publish needs ROS 2 (rclpy) and the built interfaces ({exc})", file=sys.stderr)
             return 2
-        publish_episode(episode, rate=args.rate, prefix=args.prefix, delay_s=args.delay)
-        return 0
+        return 1 if publish_episode(episode, rate=args.rate, prefix=args.prefix, delay_s=args.delay) < 0 else 0
     world = episode.initial_world
     if world is None:
         print("step-planner: the episode has no initial world to replay from", file=sys.stderr)
@@ -218,6 +221,55 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if same == len(comparisons) else 1
 
 
+def _replay_controllers(args: argparse.Namespace, episode: Any) -> int:
+    from step_planner.episodes.controllers_replay import ReplayError, replay_through_controllers
+
+    def approve(k: int, n: int, text: str) -> bool:
+        try:
+            answer = input(f"[{k + 1}/{n}] {text} -- send? [y/N] ")
+        except EOFError:
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    try:
+        report = replay_through_controllers(episode, robot=args.robot, load_scene=args.scene_service, seed=args.seed,
+                                            speed=args.speed, approve=approve if args.approve else None)
+    except ReplayError as exc:
+        print(f"step-planner: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    if report.stopped:
+        print(f"\nstopped: {report.stopped}")
+    if report.compared:
+        verdict = "the recorded final world" if not report.differences else "NOT the recorded final world"
+        print(f"\nthe robot's perceived world is {verdict}" + "".join(f"\n  {d}" for d in report.differences))
+    return 0 if report.reached else 1
+
+
+def cmd_export_world(args: argparse.Namespace) -> int:
+    import yaml
+
+    from step_planner.domain.scene import SceneError, load_scene
+    from step_planner.domain.scene_geometry import scene_geometry
+    from step_planner.execution.gazebo.world_sdf import bridge_config, world_sdf
+
+    path = _resolve_scene(args.scene)
+    try:
+        geometry = scene_geometry(load_scene(path), args.seed)
+    except SceneError as exc:
+        print(f"step-planner: {exc}", file=sys.stderr)
+        return 2
+    name = args.world_name or path.stem
+    Path(args.sdf).write_text(world_sdf(geometry, name))
+    print(f"wrote {args.sdf}: world {name!r}, {len(geometry.objects)} objects, {len(geometry.drawers)} drawers, "
+          f"{len(geometry.containers)} trays/bins/boxes")
+    if args.bridge:
+        Path(args.bridge).write_text(yaml.safe_dump(bridge_config(geometry, args.pose_topic), sort_keys=False))
+        print(f"wrote {args.bridge}: ros_gz_bridge config_file (/clock and every model's poses onto {args.pose_topic})")
+    return 0
+
+
 def _delegate(module: str, func: str, argv: list[str]) -> int:
     import importlib
 
@@ -237,6 +289,7 @@ DELEGATED = {
     "watch": ("step_planner.ros.watch", "main_watch"),
     "node": ("step_planner.ros.node", "main_node"),
     "mujoco-robot": ("step_planner.ros.mujoco_robot", "main_robot"),
+    "franka-gripper": ("step_planner.ros.franka_gripper_node", "main_gripper"),
 }
 
 
@@ -293,12 +346,41 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--video")
     replay.add_argument("--publish", action="store_true",
                         help="execute nothing: publish the recorded joint trajectory on /joint_states and the tree "
-                             "on /step_planner/tree, in recorded timing, to watch the run in RViz or Foxglove")
+                             "on /step_planner/tree, in recorded timing, to watch the run in RViz or Foxglove; not "
+                             "where a robot or Gazebo publishes /joint_states (refused there: use --controllers)")
+    replay.add_argument("--controllers", action="store_true",
+                        help="send the recorded motion to the robot's controllers (config/robot_boundary.yaml: "
+                             "FollowJointTrajectory per arm segment, GripperCommand per gripper event) -- Gazebo, the "
+                             "arm or the MuJoCo robot; reports each segment's tracking error and compares the final "
+                             "world it perceives with the recording's. No LLM, no planning")
+    replay.add_argument("--robot", help="with --controllers: the robot of config/robot_boundary.yaml (panda, fr3)")
+    replay.add_argument("--approve", action="store_true",
+                        help="with --controllers: ask before every segment (the real arm); a no stops the replay")
+    replay.add_argument("--speed", type=float, default=None,
+                        help="with --controllers: fraction of the recorded speed, at most 1 (start a real arm at 0.2); "
+                             "default: the recorded speed, slowed only as far as config/safety.yaml requires")
+    replay.add_argument("--scene-service", default="",
+                        help="with --controllers: a simulator's LoadScene service (the MuJoCo robot: "
+                             "/mujoco_robot/load_scene) to put the robot into the episode's initial world first; "
+                             "without it the robot must already stand in it (Gazebo launched on the episode's scene)")
+    replay.add_argument("--seed", type=int, default=0, help="with --scene-service: the scene's seed (0: as recorded "
+                                                            "by `plan --backend sim`)")
+    replay.add_argument("--json", help="with --controllers: write the report (segments, differences) as JSON")
     replay.add_argument("--rate", type=float, default=1.0, help="with --publish: playback speed factor")
     replay.add_argument("--prefix", default="/step_planner", help="with --publish: namespace of the tree topics")
     replay.add_argument("--delay", type=float, default=1.0,
                         help="with --publish: seconds to let subscribers connect before playing")
     replay.set_defaults(func=cmd_replay)
+    export = sub.add_parser("export-world", help="write the scene as a Gazebo world (SDF 1.9) and its pose bridge")
+    export.add_argument("scene", help="scene YAML path or name in config/scenes")
+    export.add_argument("--sdf", required=True, help="the world file to write")
+    export.add_argument("--bridge", help="also write a ros_gz_bridge config_file: /clock and the model poses")
+    export.add_argument("--pose-topic", default="/model_poses",
+                        help="ROS topic of the bridged model poses (robot_boundary.yaml object_poses)")
+    export.add_argument("--world-name", help="the world's name, the poses' root frame (default: the scene file's "
+                                             "name, as the MuJoCo robot's world_name)")
+    export.add_argument("--seed", type=int, default=0, help="jitter object poses as the simulators' seed does")
+    export.set_defaults(func=cmd_export_world)
     for name in DELEGATED:
         sub.add_parser(name, help=f"see `step-planner {name} --help`", add_help=False)
     return parser

@@ -24,8 +24,8 @@ def test_a_stalled_close_is_a_grasp_and_a_close_on_nothing_is_not_with_upstreams
             seen = []
             real = ex.connection.command_gripper
 
-            def recording(opening, cancel=None):  # the real call; only what it returned is kept
-                seen.append(real(opening, cancel))
+            def recording(opening, cancel=None, **kwargs):  # the real call; only what it returned is kept
+                seen.append(real(opening, cancel, **kwargs))
                 return seen[-1]
 
             monkeypatch.setattr(ex.connection, "command_gripper", recording)

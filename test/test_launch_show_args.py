@@ -20,8 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))
 COMMON = ROOT / "step_planner" / "ros" / "launch_common.py"
 MOVEIT = {"moveit_configs_utils", "moveit_py", "moveit_resources_panda_moveit_config"}
-GAZEBO = {"ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "robot_state_publisher", "controller_manager",
-          "moveit_ros_move_group", *MOVEIT}
+FR3 = {"franka_bringup", "franka_description", "franka_fr3_moveit_config", "franka_hardware", "controller_manager",
+       "robot_state_publisher", "joint_state_publisher", "xacro", "moveit_py"}  # franka.launch.py robot:=fr3
+GAZEBO = {"ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "robot_state_publisher", "controller_manager", "xacro",
+          "joint_trajectory_controller", "gripper_controllers", "joint_state_broadcaster",
+          "moveit_resources_panda_description"}
 
 
 def declared_in_source(path: Path) -> set[str]:
@@ -61,21 +64,27 @@ def one_line(exc: BaseException | None) -> str:
     return text
 
 
-@pytest.mark.parametrize("name, needs", [("franka.launch.py", MOVEIT), ("gazebo.launch.py", GAZEBO)])
-def test_without_moveit_nothing_starts_and_one_line_names_the_packages(name: str, needs: set[str], tmp_path: Path):
+@pytest.mark.parametrize("name, needs, args", [
+    ("franka.launch.py", FR3, {}),
+    ("gazebo.launch.py", GAZEBO | MOVEIT | {"moveit_ros_move_group"}, {"backend": "moveit"}),
+    ("gazebo.launch.py", GAZEBO, {})])
+def test_without_moveit_nothing_starts_and_one_line_names_the_packages(name: str, needs: set[str], args, tmp_path):
     with fake_launch(tmp_path, installed=set()):
-        started, error = run(load_launch_file(ROOT / "launch" / name).generate_launch_description(),
-                             {"description_file": "/tmp/panda_gz.urdf.xacro"})
+        started, error = run(load_launch_file(ROOT / "launch" / name).generate_launch_description(), args)
     text = one_line(error)
     assert started == []
     for package in sorted(needs):
         assert f"ros-jazzy-{package.replace('_', '-')}" in text, (package, text)
-    assert "STEP_PLANNER_MOVEIT=1 rosdep install" in text
+    assert ("STEP_PLANNER_MOVEIT=1 rosdep install" in text) == ("moveit_py" in needs)
+    assert "moveit" not in text.replace("moveit_resources", "").replace("moveit-resources", "") or "moveit_py" in needs
     assert text.startswith(f"{name} needs ")
 
 
 def test_franka_with_moveit_installed_passes_the_moveit_config_to_the_node(tmp_path: Path):
-    """Where MoveIt is there, the lazy import finds it and the node gets MoveIt's parameters."""
+    """robot:=panda: where MoveIt is there, the lazy import finds it and the node gets MoveIt's parameters, in a
+    file for every node of the process (see test/test_franka_launch.py for the FR3 and namespaces)."""
+    import yaml
+
     calls = []
 
     class Builder:
@@ -91,10 +100,13 @@ def test_franka_with_moveit_installed_passes_the_moveit_config_to_the_node(tmp_p
     moveit = types.ModuleType("moveit_configs_utils")
     moveit.MoveItConfigsBuilder = Builder
     with fake_launch(tmp_path, installed=MOVEIT, provided={"moveit_configs_utils": moveit}):
-        started, error = run(load_launch_file(ROOT / "launch" / "franka.launch.py").generate_launch_description(), {})
+        started, error = run(load_launch_file(ROOT / "launch" / "franka.launch.py").generate_launch_description(),
+                             {"robot": "panda"})
     assert error is None
     (node,) = started
-    assert node.executable == "step_planner_node" and {"robot_description": "<robot/>"} in node.parameters
+    assert node.executable == "step_planner_node" and {"moveit.robot": "panda"} in node.parameters
+    (moveit_file,) = [p for p in node.parameters if isinstance(p, Path)]
+    assert yaml.safe_load(moveit_file.read_text()) == {"/**": {"ros__parameters": {"robot_description": "<robot/>"}}}
     assert calls[0] == ("MoveItConfigsBuilder", {"robot_name": "panda",
                                                  "package_name": "moveit_resources_panda_moveit_config"})
 

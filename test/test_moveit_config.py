@@ -23,22 +23,27 @@ def variant_of(data: dict) -> FrankaConfig:
 def test_shipped_config_loads_with_panda_names():
     cfg = FrankaConfig.load(CONFIG / "franka.yaml")
     assert cfg.robot == "panda"
-    assert (cfg.variant.arm_group, cfg.variant.hand_group) == ("panda_arm", "hand")
-    assert cfg.variant.ee_link == "panda_hand" and cfg.variant.base_frame == "panda_link0"
-    assert cfg.ready_state == "ready" and cfg.hand_open_state == "open" and cfg.hand_closed_state == "close"
+    v = cfg.variant
+    assert (v.arm_group, v.ee_link, v.base_frame, v.tcp_offset) == ("panda_arm", "panda_hand", "panda_link0", 0.1034)
+    assert v.arm_controller == "panda_arm_controller/follow_joint_trajectory"
+    assert (v.gripper.server, v.gripper.interface, v.gripper.action) == (
+        "gripper_action_controller", "gripper_command", "panda_hand_controller/gripper_cmd")
+    assert cfg.ready_state == "ready"
     assert cfg.cartesian.pipeline == "pilz_industrial_motion_planner" and cfg.cartesian.planner_id == "LIN"
     assert cfg.free_space.pipeline == "ompl"
     assert 0 < cfg.velocity_scaling <= 0.1  # the shipped file is for a first run on a real arm
     assert cfg.locations["above_table"] == (0.45, 0.0, 0.30)
 
 
-def test_fr3_variant_selects_fr3_groups():
-    data = copy.deepcopy(RAW)
-    data["robot"] = "fr3"
-    cfg = variant_of(data)
-    assert (cfg.variant.arm_group, cfg.variant.hand_group, cfg.variant.ee_link, cfg.variant.base_frame) == (
-        "fr3_arm", "fr3_hand", "fr3_hand", "fr3_link0")
-    assert "fr3_leftfinger" in cfg.variant.touch_links
+def test_fr3_variant_selects_fr3_names_and_franka_gripper():
+    cfg = FrankaConfig.load(CONFIG / "franka.yaml", robot="fr3")  # the launch file's robot:= overrides the file's
+    v = cfg.variant
+    assert (v.arm_group, v.ee_link, v.base_frame, v.finger_joints) == (
+        "fr3_arm", "fr3_hand", "fr3_link0", ("fr3_finger_joint1", "fr3_finger_joint2"))
+    assert v.arm_controller == "fr3_arm_controller/follow_joint_trajectory"
+    assert (v.gripper.server, v.gripper.interface, v.gripper.action, v.gripper.homing) == (
+        "franka_gripper", "grasp_move", "franka_gripper", True)
+    assert "fr3_leftfinger" in v.touch_links
 
 
 @pytest.mark.parametrize(
@@ -47,25 +52,36 @@ def test_fr3_variant_selects_fr3_groups():
         (lambda d: d.update(robot="ur5"), "robot must be one of panda, fr3"),
         (lambda d: d["variants"].pop("panda"), "variants.panda must be a mapping"),
         (lambda d: d["variants"]["panda"].pop("arm_group"), "variants.panda.arm_group"),
+        (lambda d: d["variants"]["panda"].pop("arm_controller"), "variants.panda.arm_controller"),
+        (lambda d: d["variants"]["panda"].update(arm_controller="/a b"), "variants.panda.arm_controller must be a"),
+        (lambda d: d["variants"]["panda"].update(finger_joints=["j1"]), "variants.panda.finger_joints must be two"),
+        (lambda d: d["variants"]["panda"]["gripper"].update(server="robotiq"),
+         "variants.panda.gripper.server must be one of gripper_action_controller, franka_gripper"),
+        (lambda d: d["variants"]["panda"]["gripper"].update(interface="grasp_move"),
+         "variants.panda.gripper.interface must be gripper_command (grasp_move is franka_gripper's)"),
+        (lambda d: (d.update(robot="fr3"), d["variants"]["fr3"]["gripper"].update(interface="gripper_command")),
+         "variants.fr3.gripper.homing must be false"),
+        (lambda d: d["variants"]["panda"].pop("tcp_offset"), "variants.panda.tcp_offset"),
         (lambda d: d["variants"]["panda"].update(ee_link="panda hand"), "a name without spaces"),
         (lambda d: d["motion"].update(velocity_scaling=0), "motion.velocity_scaling must be a number in (0.0, 1.0]"),
         (lambda d: d["motion"].update(acceleration_scaling=1.5), "motion.acceleration_scaling"),
         (lambda d: d["motion"].update(velocity_scaling="fast"), "motion.velocity_scaling"),
         (lambda d: d["motion"]["cartesian"].pop("planner_id"), "motion.cartesian.planner_id"),
         (lambda d: d["motion"]["free_space"].update(attempts=0), "motion.free_space.attempts"),
-        (lambda d: d["gripper"].update(mode="suction"), "gripper.mode must be one of hand_group, gripper_action"),
-        (lambda d: d["gripper"].update(closed_width=0.09), "closed_width must be below"),
+        (lambda d: d["gripper"].update(mode="hand_group"), "gripper has unknown keys ['mode']"),
+        (lambda d: d["gripper"].update(open_width=0.09), "gripper.open_width must be a number in (0.0, 0.08]"),
         (lambda d: d["gripper"].update(max_effort=-1), "gripper.max_effort"),
-        (lambda d: d["gripper"].update(position_per_finger="yes"), "gripper.position_per_finger must be true or false"),
+        (lambda d: d["gripper"].update(epsilon_inner=0), "gripper.epsilon_inner"),
+        (lambda d: d["grasp"].update(max_opening=0.079), "grasp.max_opening (0.079) must not exceed"),
         (lambda d: d["grasp"].update(pre_grasp_height=2.0), "grasp.pre_grasp_height"),
         (lambda d: d["drawer"].update(pull_direction=[0, 0, 0]), "drawer.pull_direction must be a non-zero vector"),
         (lambda d: d["drawer"].update(pull_direction=[1, 0]), "drawer.pull_direction must be a list of three"),
         (lambda d: d["locations"].update(home=[0.3, 0, 0.3]), "locations.home is reserved"),
         (lambda d: d["locations"].update(shelf=[0.3, 0, "high"]), "locations.shelf[]"),
-        (lambda d: d.pop("tcp_offset"), "tcp_offset"),
         (lambda d: d["named_states"].pop("ready"), "named_states.ready"),
         (lambda d: d.update(objects_source="camera"), "objects_source must be one of scene"),
         (lambda d: d["timeouts"].update(execute_s=0), "timeouts.execute_s"),
+        (lambda d: d.update(joint_states="joint states"), "joint_states must be a name without spaces"),
     ],
 )
 def test_bad_config_is_refused_naming_the_key(edit, message):

@@ -68,7 +68,8 @@ class EpisodeRecorder:
         self.joint_rate_hz, self.object_rate_hz = joint_rate_hz, object_rate_hz
         self.counts = {"tree": 0, "llm_exchange": 0, "primitive": 0, "joint_states": 0}
         self._write("goal", {"goal_id": goal_id, "instruction": instruction, "scene": scene, "backend": backend,
-                             "config": config or {}, "world": world.to_dict() if world else None})
+                             "config": config or {}, "world": world.to_dict() if world else None,
+                             "joint_rate_hz": joint_rate_hz})  # joint states' sample rate in simulated time
         self.goal_id, self.instruction = goal_id, instruction
         self._closed = False
 

@@ -6,7 +6,10 @@ It stands where gz_ros2_control (or the real arm's ros2_control) and Gazebo's po
 node's ``controllers`` backend talks to it exactly as it would to Gazebo or the arm, over real DDS and the
 real control_msgs types. The controllers follow ros2_controllers' own code (see
 :mod:`step_planner.execution.sim.controller_emulation`); results and feedback go out at each controller's
-``action_monitor_rate`` (20 Hz), as realtime_tools' goal handle delivers them.
+``action_monitor_rate`` (20 Hz), as realtime_tools' goal handle delivers them. With the FR3 entry of
+robot_boundary.yaml (``-p robot:=fr3``) the gripper is franka_gripper's node instead (its four actions and
+``joint_states``, :mod:`step_planner.execution.sim.franka_gripper_emulation`) on the same MuJoCo fingers, and the
+arm keeps the Panda's geometry under the FR3's names.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 from tf2_msgs.msg import TFMessage
 
 from step_planner.domain.scene import SceneError, load_scene
@@ -35,6 +38,7 @@ from step_planner.domain.world import WorldState
 from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams, validate
+from step_planner.execution.sim.franka_gripper_emulation import FrankaGripperParams
 from step_planner.execution.sim.robot import SimRobot
 from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
 from step_planner.execution.sim.telemetry import Sampler
@@ -49,7 +53,7 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "robot": ("", "Entry of robot_boundary.yaml whose names the robot serves (empty: the file's default)."),
     "boundary_file": ("", "robot_boundary.yaml (empty: the package's): action names and joint names per robot."),
     "controllers_file": ("", "ros2_control controllers YAML whose parameters the controllers follow "
-                             "(empty: the package's config/ros2_controllers_panda.yaml)."),
+                             "(empty: the package's config/ros2_controllers_<robot>.yaml)."),
     "realtime_factor": (1.0, "Physics pace relative to the wall clock (1.0 = real time; 0 = as fast as it computes)."),
     "joint_state_rate_hz": (100.0, "/joint_states rate in simulated time (joint_state_broadcaster at update_rate)."),
     "pose_rate_hz": (50.0, "Rate of the model and drawer poses (tf2_msgs/TFMessage) in simulated time."),
@@ -63,9 +67,16 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "perception.hide_in_closed_drawers": (False, "Simulated perception: objects inside a closed drawer are not "
                                                  "reported (a camera cannot see them)."),
     "perception.seed": (0, "Simulated perception: the noise's random seed."),
-    "truth_topic": ("", "Also publish the exact model poses here (TFMessage), e.g. for a benchmark that judges "
-                        "the true world while the client perceives a noisy one; empty: not published."),
+    "truth_topic": ("", "Also publish the exact model poses here (TFMessage), and on <truth_topic>/held what the "
+                        "fingers truly hold (String), e.g. for a benchmark that judges the true world while the "
+                        "client perceives a noisy one; empty: not published."),
 }
+
+
+def truth_held_topic(truth_topic: str) -> str:
+    """Where, beside its exact poses, the robot says what the fingers truly hold (std_msgs/String, empty: nothing):
+    poses alone cannot tell an object held up from one lying where the hand is."""
+    return f"{truth_topic.rstrip('/')}/held"
 
 
 def resolve_scene(value: str) -> Path | None:
@@ -76,9 +87,11 @@ def resolve_scene(value: str) -> Path | None:
     return candidate if candidate.is_file() and "/" not in value else None
 
 
-def load_controllers(path: Path, arm_action: str, gripper_action: str) -> tuple[TrajectoryParams, GripperParams]:
+def load_controllers(path: Path, arm_action: str, gripper_action: str, franka: bool = False
+                     ) -> tuple[TrajectoryParams, GripperParams | FrankaGripperParams]:
     """The trajectory and gripper controllers of a ros2_control YAML whose action names are those given
-    (``/<name>/follow_joint_trajectory``, JTC.cpp:1054-1060; ``/<name>/gripper_cmd``, GAC:299-304)."""
+    (``/<name>/follow_joint_trajectory``, JTC.cpp:1054-1060; ``/<name>/gripper_cmd``, GAC:299-304). ``franka``:
+    the gripper is franka_gripper's node, not a controller; its parameters are its launch file's."""
     data = yaml.safe_load(path.read_text()) or {}
     types = ((data.get("controller_manager") or {}).get("ros__parameters") or {})
     update_rate = float(types.get("update_rate", 100.0))
@@ -90,6 +103,8 @@ def load_controllers(path: Path, arm_action: str, gripper_action: str) -> tuple[
             arm = TrajectoryParams.from_ros_parameters(params, update_rate)
         elif kind in GRIPPER_TYPES and f"/{name}/gripper_cmd" == gripper_action:
             grip = GripperParams.from_ros_parameters(params)
+    if franka:
+        grip = FrankaGripperParams()
     if arm is None or grip is None:
         missing = [what for what, got in ((arm_action, arm), (gripper_action, grip)) if got is None]
         raise ValueError(f"{path} has no controller serving {' and '.join(missing)}")
@@ -122,11 +137,9 @@ class MujocoRobotNode(Node):
         p = {name: self.get_parameter(name).value for name in PARAMETERS}
         cfg = config_dir()
         self.boundary = BoundaryConfig.load(p["boundary_file"] or cfg / "robot_boundary.yaml", p["robot"] or None)
-        arm, grip = load_controllers(Path(p["controllers_file"] or cfg / "ros2_controllers_panda.yaml"),
-                                     self.boundary.arm.action, self.boundary.gripper.action)
-        if self.boundary.gripper.server != "gripper_action_controller":
-            raise ValueError(f"the MuJoCo robot serves GripperActionController only, "
-                             f"not {self.boundary.gripper.server}")
+        franka = self.boundary.gripper.server == "franka_gripper"
+        controllers = Path(p["controllers_file"] or cfg / f"ros2_controllers_{self.boundary.robot}.yaml")
+        arm, grip = load_controllers(controllers, self.boundary.arm.action, self.boundary.gripper.action, franka)
         world = self._world(p["scene"])
         self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints,
                               finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),
@@ -142,6 +155,8 @@ class MujocoRobotNode(Node):
         self._pose_pub = self.create_publisher(TFMessage, self.boundary.object_poses, 10) \
             if self.boundary.object_poses else None
         self._truth_pub = self.create_publisher(TFMessage, p["truth_topic"], 10) if p["truth_topic"] else None
+        self._truth_held_pub = self.create_publisher(String, truth_held_topic(p["truth_topic"]), 10) \
+            if p["truth_topic"] else None
         self.perception = SimulatedPerception(PerceptionNoise(
             float(p["perception.position_noise_m"]), float(p["perception.yaw_noise_deg"]),
             float(p["perception.dropout"]), float(p["perception.latency_s"]),
@@ -150,10 +165,19 @@ class MujocoRobotNode(Node):
                                  execute_callback=self._execute_arm, goal_callback=self._arm_goal,
                                  handle_accepted_callback=self._arm_accepted, cancel_callback=self._arm_cancel,
                                  callback_group=group)
-        self._grip = ActionServer(self, GripperCommand, self.boundary.gripper.action,
-                                  execute_callback=self._execute_grip, goal_callback=lambda _: GoalResponse.ACCEPT,
-                                  handle_accepted_callback=self._grip_accepted, cancel_callback=self._grip_cancel,
-                                  callback_group=group)
+        self._franka = None
+        if franka:  # franka_gripper's node: ~/homing, ~/move, ~/grasp, ~/gripper_action, ~/joint_states
+            from step_planner.ros.franka_gripper_server import FrankaGripperServer, GripperHand
+
+            g = self.boundary.gripper
+            hand = GripperHand(self.robot.franka_goal, self.robot.cancel_gripper, self._end_of,
+                               self.robot.franka_feedback, self.robot.franka_state_width)
+            self._franka = FrankaGripperServer(self, hand, grip, g.node, (g.joints[0], g.joints[1]), group)
+        else:
+            self._grip = ActionServer(self, GripperCommand, self.boundary.gripper.action,
+                                      execute_callback=self._execute_grip, goal_callback=lambda _: GoalResponse.ACCEPT,
+                                      handle_accepted_callback=self._grip_accepted, cancel_callback=self._grip_cancel,
+                                      callback_group=group)
         self.create_service(LoadScene, "~/load_scene", self._on_load_scene, callback_group=group)
         self.create_service(InjectFault, "~/inject_fault", self._on_inject_fault, callback_group=group)
         self.robot.hooks += [Sampler(1.0 / p["joint_state_rate_hz"], self._publish_joints),
@@ -161,9 +185,11 @@ class MujocoRobotNode(Node):
         if self._pose_pub is not None:
             self.robot.hooks.append(Sampler(1.0 / p["pose_rate_hz"], self._publish_poses))
         self.robot.start()
+        gripper = f"franka_gripper at {self.boundary.gripper.node}/{{grasp,move,homing,gripper_action}} (the " \
+            "model keeps the Panda's geometry under the FR3's names)" if franka else self.boundary.gripper.action
         self.get_logger().info(
             f"MuJoCo robot ({self.boundary.robot}) in scene {p['scene']!r}: {self.boundary.arm.action}, "
-            f"{self.boundary.gripper.action}, {self.boundary.joint_states}, "
+            f"{gripper}, {self.boundary.joint_states}, "
             f"{self.boundary.object_poses or 'no poses'}, "
             f"real-time factor {p['realtime_factor']}")
 
@@ -183,8 +209,9 @@ class MujocoRobotNode(Node):
     def _publish_poses(self) -> None:
         assert self._pose_pub is not None
         truth, at = self.robot.model_poses(), self.robot.time
-        if self._truth_pub is not None:
+        if self._truth_pub is not None and self._truth_held_pub is not None:
             self._truth_pub.publish(m.transforms_msg(truth, at))
+            self._truth_held_pub.publish(String(data=self.robot.held_object() or ""))
         report = truth if self.perception.noise.exact else \
             self.perception.report(at, truth, self.robot.hidden_objects())
         if report is not None:
@@ -315,6 +342,8 @@ class MujocoRobotNode(Node):
     def stop_goals(self, reason: str, timeout_s: float) -> bool:
         """Abort the goals in flight (their clients get a result) and stop the physics (run_node's quiesce)."""
         self._stopping.set()
+        if self._franka is not None:
+            self._franka.stopping = True
         deadline = time.monotonic() + timeout_s
         while self._running_goals and time.monotonic() < deadline:
             time.sleep(0.01)

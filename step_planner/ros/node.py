@@ -55,6 +55,7 @@ class StepPlannerNode(Node):
     Parameters (see ``config/step_planner.yaml`` and ``ros2 param describe``):
         backend (str, read-only): symbolic | sim | controllers | moveit
         controllers.robot, controllers.boundary_file (str, read-only): backend controllers' robot boundary
+        moveit.robot, moveit.config_file (str, read-only): backend moveit's robot and config/franka.yaml
         scene (str): scene for symbolic/sim goals that name none
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
         heartbeat_period_s (float, read-only); approval_mode (bool); approval_timeout_s (float)
@@ -298,10 +299,11 @@ class StepPlannerNode(Node):
         if self.backend not in ROBOT_BACKENDS:
             return make_executor("symbolic", self.library, world)
         if self._persistent_executor is None:
-            options = {}
-            if self.backend == "controllers":
-                options = {"robot": self.get_parameter("controllers.robot").value or None,
-                           "config_path": self.get_parameter("controllers.boundary_file").value or None}
+            config_file = "controllers.boundary_file" if self.backend == "controllers" else "moveit.config_file"
+            options = {"robot": self.get_parameter(f"{self.backend}.robot").value or None,
+                       "config_path": self.get_parameter(config_file).value or None}
+            if self.backend == "moveit":
+                options["namespace"] = self.get_namespace()  # MoveItPy and the gripper in the node's namespace
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
 

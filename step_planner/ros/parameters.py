@@ -80,6 +80,10 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "empty = the file's default.", read_only=True),
     ParamSpec("controllers.boundary_file", "", "backend controllers: action names, joint names and timeouts per "
               "robot; empty = the package's config/robot_boundary.yaml.", read_only=True),
+    ParamSpec("moveit.robot", "", "backend moveit: the robot of the config file (panda, fr3); empty = the file's "
+              "default. franka.launch.py sets it to its robot:= argument.", read_only=True),
+    ParamSpec("moveit.config_file", "", "backend moveit: groups, frames, controllers, gripper and motion settings per "
+              "robot; empty = the package's config/franka.yaml.", read_only=True),
     ParamSpec("perception.tf_topic", "", "Object and drawer poses as TF frames (tf2_msgs/TFMessage: a tag detector, a "
               "pose estimator, Gazebo's pose bridge on /model_poses); frames named after scene objects and drawers "
               "(the last '/' part, after perception.frame_prefix), composed down to the robot's base frame. Empty: "

@@ -4,7 +4,9 @@ The recorded joint trajectory goes out on ``/joint_states`` (with ``/robot_descr
 tree on ``<prefix>/tree`` and ``<prefix>/tree_json`` (latched, as the node publishes them), in recorded
 order and timing (``--rate`` scales it). Joint states are re-stamped with the current time so RViz (with
 robot_state_publisher) and Foxglove show them live. Nothing is executed and no LLM is called. Episodes of the
-first format (before typed episodes) have no joint states: their trees are played back alone.
+first format (before typed episodes) have no joint states: their trees are played back alone. Where something else
+already publishes ``/joint_states`` (a robot, Gazebo's joint_state_broadcaster) nothing is published: the recording
+would contradict the robot and move nothing; ``replay --controllers`` moves it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def timeline(episode: Episode) -> list[tuple[int, str, Any]]:
 
 def publish_episode(episode: Episode, *, rate: float = 1.0, prefix: str = "/step_planner", delay_s: float = 1.0,
                     linger_s: float = 1.0, out: Any = sys.stdout) -> int:
-    """Publish the episode's timeline; returns how many messages went out."""
+    """Publish the episode's timeline; returns how many messages went out (-1: refused, another node publishes
+    /joint_states)."""
     rclpy.init(args=None)
     node = rclpy.create_node("step_planner_replay")
     sent = 0
@@ -50,6 +53,13 @@ def publish_episode(episode: Episode, *, rate: float = 1.0, prefix: str = "/step
             out.write("this episode has no joint states (recorded before typed episodes, or not on the sim "
                       "backend): playing back its tree only\n")
         time.sleep(delay_s)  # discovery: let subscribers that are already waiting connect
+        if (others := node.count_publishers("/joint_states") - 1) > 0:
+            # a robot (joint_state_broadcaster: the arm, Gazebo's gz_ros2_control, the MuJoCo robot) already says
+            # where the joints are: recorded states would contradict it and move nothing
+            out.write(f"not publishing: {others} other publisher(s) of /joint_states (a robot or Gazebo's "
+                      "joint_state_broadcaster); to move that robot through the recording use "
+                      "`step-planner replay EPISODE --controllers`\n")
+            return -1
         start_wall, start_stamp = time.monotonic(), events[0][0] if events else 0
         for stamp, kind, payload in events:
             wait = (stamp - start_stamp) / 1e9 / rate - (time.monotonic() - start_wall)

@@ -37,6 +37,13 @@ class GripperBoundary:
     goal_position: str  # per_finger | full_width: what GripperCommand.position means in a goal
     result_position: str  # per_finger | full_width: what the result's position means
     max_effort: float
+    grasp_epsilon: float = 0.005  # franka_gripper: a grasp holds iff the gap is within this of the expected width
+    speed: float = 0.1  # franka_gripper: move and grasp speed (m/s), its default (franka_gripper_node.yaml:6)
+
+    @property
+    def node(self) -> str:
+        """franka_gripper: the node whose ~/grasp and ~/move are used, the parent of its ~/gripper_action."""
+        return self.action.rsplit("/", 1)[0]
 
     def goal_value(self, opening: float) -> float:
         """The goal's ``position`` for one finger's ``opening`` (m)."""
@@ -123,6 +130,8 @@ class BoundaryConfig:
                 goal_position=_choice(grip, "goal_position", POSITION_CONVENTIONS, f"{where}.gripper"),
                 result_position=_choice(grip, "result_position", POSITION_CONVENTIONS, f"{where}.gripper"),
                 max_effort=_positive(grip, "max_effort", f"{where}.gripper"),
+                grasp_epsilon=_positive(grip, "grasp_epsilon", f"{where}.gripper", default=0.005, high=0.05),
+                speed=_positive(grip, "speed", f"{where}.gripper", default=0.1, high=0.2),
             ),
             joint_states=_topic(data.get("joint_states", "/joint_states"), "joint_states", source),
             object_poses=_topic(data.get("object_poses", ""), "object_poses", source, allow_empty=True),

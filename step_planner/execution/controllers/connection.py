@@ -96,6 +96,13 @@ class RobotConnection:
         self.stats = Stats()
         self.arm = ActionClient(self.node, FollowJointTrajectory, config.arm.action)
         self.gripper = ActionClient(self.node, GripperCommand, config.gripper.action)
+        self.franka: dict[str, ActionClient] = {}  # franka_gripper's grasp and move (franka_msgs), FR3 only
+        if config.gripper.server == "franka_gripper":
+            from franka_msgs.action import Grasp, Move
+
+            node = config.gripper.node
+            self.franka = {f"{node}/{name}": ActionClient(self.node, kind, f"{node}/{name}")
+                           for name, kind in (("grasp", Grasp), ("move", Move))}
         sensor = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(JointState, config.joint_states, self._on_joints, sensor)
         if config.object_poses:
@@ -171,16 +178,19 @@ class RobotConnection:
         return None
 
     def servers_ready(self) -> bool:
-        return self.arm.server_is_ready() and self.gripper.server_is_ready()
+        return all(client.server_is_ready() for client, _ in self._servers())
+
+    def _servers(self) -> list[tuple[ActionClient, str]]:
+        """The action servers a robot must have: the arm's, and the gripper's the backend uses."""
+        gripper = list(self.franka.items()) or [(self.config.gripper.action, self.gripper)]
+        return [(self.arm, self.config.arm.action), *((client, name) for name, client in gripper)]
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Both action servers discovered and joint states arriving, or RobotUnavailable naming what is missing."""
         timeout = self.config.timeouts.server_wait_s if timeout is None else timeout
         deadline = time.monotonic() + timeout
         while True:
-            missing = [name for client, name in ((self.arm, self.config.arm.action),
-                                                 (self.gripper, self.config.gripper.action))
-                       if not client.server_is_ready()]
+            missing = [name for client, name in self._servers() if not client.server_is_ready()]
             if self.lost() is not None:
                 missing.append(f"joint states on {self.config.joint_states}")
             elif self.config.object_poses and not self._poses_received:
@@ -284,10 +294,22 @@ class RobotConnection:
         if len(error):
             self._feedback_error = max(self._feedback_error, float(np.max(np.abs(error))))
 
-    def command_gripper(self, opening: float, cancel: threading.Event | None = None) -> ActionOutcome:
-        """Command one finger's ``opening`` (m) through GripperCommand; when the outcome is not lost, rejected or
-        a timeout, ``details["opening"]`` is where the fingers came to rest (one finger, m)."""
+    def command_gripper(self, opening: float, cancel: threading.Event | None = None,
+                        grasp_width: float | None = None) -> ActionOutcome:
+        """Command one finger's ``opening`` (m); ``grasp_width``: the closing fingers should stop on something that
+        wide (m, between the fingers). When the outcome is not lost, rejected or a timeout, ``details["opening"]``
+        is where the fingers came to rest (one finger, m), and for franka_gripper's grasp ``details["grasped"]``
+        what the gripper decided.
+
+        GripperActionController: a GripperCommand goal. franka_gripper: its own actions, as the FR3 is driven:
+        ~/grasp at ``grasp_width`` with the epsilons and the force (franka_ros2@29cb85a
+        franka_gripper/src/gripper_action_server.cpp:155-162; held iff the fingers stop within the epsilons of it,
+        libfranka include/franka/gripper.h:83-84), ~/move for everything else (:147-153). Its GripperCommand would
+        grasp at twice the goal's position with 5 mm epsilons (:167, 189-195): commanded at 0, every real object
+        would end ABORTED."""
         g = self.config.gripper
+        if self.franka:
+            return self._franka_gripper(opening, cancel, grasp_width)
         goal = GripperCommand.Goal(command=GripperCommandMsg(position=g.goal_value(opening), max_effort=g.max_effort))
         handle, refused = self._send(self.gripper, g.action, goal, cancel)
         if refused is not None:
@@ -298,6 +320,35 @@ class RobotConnection:
         if outcome.status in ("lost", "timeout"):
             return outcome
         outcome.details["opening"] = self._finger_rest(outcome.result)
+        return outcome
+
+    def _franka_gripper(self, opening: float, cancel: threading.Event | None,
+                        grasp_width: float | None) -> ActionOutcome:
+        from franka_msgs.action import Grasp, Move
+
+        g = self.config.gripper
+        joints = self.joints()
+        current = joints.position.get("panda_finger_joint1") if joints is not None else None
+        if grasp_width is not None and (current is None or opening < current):
+            name = f"{g.node}/grasp"
+            goal = Grasp.Goal(width=float(grasp_width), speed=g.speed, force=g.max_effort)
+            goal.epsilon.inner = goal.epsilon.outer = g.grasp_epsilon
+        else:
+            name = f"{g.node}/move"
+            goal = Move.Goal(width=2.0 * opening, speed=g.speed)
+        handle, refused = self._send(self.franka[name], name, goal, cancel)
+        if refused is not None:
+            self.stats.count(self.stats.gripper, refused.status)
+            return refused
+        outcome = self._await(handle, name, time.monotonic() + self.config.timeouts.gripper_s, cancel)
+        self.stats.count(self.stats.gripper, outcome.status)
+        if outcome.status in ("lost", "timeout"):
+            return outcome
+        if outcome.result is not None and outcome.result.error:
+            outcome.message += f" ({outcome.result.error})"
+        if name.endswith("/grasp") and outcome.status in ("succeeded", "aborted"):
+            outcome.details["grasped"] = outcome.status == "succeeded"
+        outcome.details["opening"] = self._finger_rest(None)
         return outcome
 
     def _finger_rest(self, result: Any) -> float:

@@ -103,18 +103,24 @@ class RemoteController:
         self._raise_unless_ok(outcome, "the trajectory")
         self.sim_time_moving += traj.duration
 
-    def gripper(self, opening: float, cancel: threading.Event | None = None, max_time: float = 1.2) -> None:
-        """Command one finger's opening; returns when the fingers rest. A close is remembered as closed *on
-        something* only if the fingers moved and came to rest apart."""
+    def gripper(self, opening: float, cancel: threading.Event | None = None, max_time: float = 1.2,
+                grasp_width: float | None = None) -> None:
+        """Command one finger's opening; returns when the fingers rest. ``grasp_width``: the primitive closes on
+        something that wide (franka_gripper grasps at it). A close is remembered as closed *on something* only if
+        the fingers moved and came to rest apart, and, where the gripper decides (franka_gripper's grasp), only
+        if it says the object is grasped."""
         self.sync()
         before = self.finger_opening
         target = float(np.clip(opening, 0.0, FINGER_MAX))
-        outcome = self.connection.command_gripper(target, cancel)
+        outcome = self.connection.command_gripper(target, cancel, grasp_width=grasp_width)
         self.sync()
         self.last_outcome = outcome
         self._raise_unless_ok(outcome, "the gripper", gripper=True)
         rest = float(outcome.details.get("opening", self.finger_opening))
         self.grip_ref = target
+        if outcome.details.get("grasped") is False:  # franka_gripper: not within the epsilons of the width
+            self.closed_on = None
+            return
         if target >= before - FINGERS_MOVED:
             self.closed_on = None  # opened (or stayed): nothing held
             return

@@ -3,7 +3,8 @@
 Importing this package needs no ROS: moveit_py and the message packages are imported only when
 an executor is built, and their absence raises ``BackendUnavailable`` saying what to install.
 Pure parts: :mod:`.config` (config/franka.yaml), :mod:`.tool_poses` (poses from scene geometry),
-:mod:`.scene_model` (collision bodies), :mod:`.errors` (MoveIt codes -> ExecCode).
+:mod:`.scene_model` (collision bodies), :mod:`.errors` (MoveIt codes -> ExecCode). With ROS: :mod:`.arm`
+(moveit_py), :mod:`.gripper` (the gripper server's conventions), :mod:`.ros_link` (the backend's rclpy node).
 """
 
 from __future__ import annotations
@@ -20,13 +21,16 @@ if TYPE_CHECKING:
 
 
 
-def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *,
+def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *, robot: str | None = None,
                          config_path: str | Path | None = None, safety_path: str | Path | None = None,
-                         node_name: str = "step_planner_moveit", launch_params_filepaths: list[str] | None = None,
+                         node_name: str = "step_planner_moveit", namespace: str = "/",
+                         launch_params_filepaths: list[str] | None = None,
                          **unsupported: Any) -> MoveItExecutor:
-    """Load and check ``config/franka.yaml`` (against ``config/safety.yaml``), then connect to MoveIt.
+    """Load and check ``config/franka.yaml`` (``robot`` overrides its robot) against ``config/safety.yaml``, then
+    connect to MoveIt, the arm controller and the gripper, in ``namespace`` (the node's).
 
-    Every refusal is a ``BackendUnavailable`` whose message says what is wrong; nothing moves.
+    Every refusal is a ``BackendUnavailable`` whose message says what is wrong; nothing moves: limits beyond the
+    safety envelope (the gripper force among them) are refused before anything is sent anywhere.
     """
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
     from step_planner.execution.moveit.config import FrankaConfig, FrankaConfigError
@@ -36,7 +40,7 @@ def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *,
     if unsupported:
         raise BackendUnavailable(f"the moveit backend does not take the option(s) {', '.join(sorted(unsupported))}")
     try:
-        config = FrankaConfig.load(config_path or config_file("franka.yaml"))
+        config = FrankaConfig.load(config_path or config_file("franka.yaml"), robot)
         envelope = SafetyEnvelope.load(safety_path or config_file("safety.yaml"))
     except (FrankaConfigError, SafetyConfigError) as exc:
         raise BackendUnavailable(str(exc)) from exc
@@ -44,12 +48,13 @@ def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *,
                                           config.gripper.max_effort)
     if limits:
         raise BackendUnavailable(f"{config.source} exceeds config/safety.yaml: {'; '.join(limits)}")
+    from step_planner.execution.moveit.arm import SegmentFailed
     from step_planner.execution.moveit.backend import MoveItExecutor
 
     try:
-        return MoveItExecutor(library, world, config, node_name=node_name,
+        return MoveItExecutor(library, world, config, node_name=node_name, namespace=namespace,
                               launch_params_filepaths=launch_params_filepaths)
-    except GeometryError as exc:
+    except (GeometryError, SegmentFailed) as exc:
         raise BackendUnavailable(f"the scene cannot be given to MoveIt: {exc}") from exc
 
 

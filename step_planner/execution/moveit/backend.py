@@ -6,8 +6,10 @@ and collision-scene edits go through :class:`MoveItArm`. ``observe()`` returns t
 poses from the ROS node come later), so the scene geometry must match the real table.
 
 A primitive commits its symbolic effects at the moment they become physically true (holding after
-the fingers close on the object, released after they open, open/closed after the pull/push), so a
-failure in a later segment (e.g. the lift) still leaves ``observe()`` describing the real state.
+the gripper reports the object held, released after it opens, open/closed after the pull/push), so a
+failure in a later segment (e.g. the lift) still leaves ``observe()`` describing the real state. A grasp
+expects the object's width from the scene geometry (the handle bar's for a drawer); a close that does not
+hold it is a failed grasp (GRASP_FAILED, the fingers reopen), never a held object (see gripper.py).
 
 Contact phases: the body the fingers touch (object, drawer) is taken out of MoveIt's collision
 scene for the straight segments in contact and put back, at its new pose, once the fingers have
@@ -30,20 +32,24 @@ from step_planner.execution.moveit.arm import MoveItArm, SegmentFailed
 from step_planner.execution.moveit.config import FrankaConfig
 from step_planner.execution.moveit.scene_model import Body, object_body, place_body, world_bodies
 
-_NOTHING_GRASPED = 0.002  # m: a finger gap below this after closing means the fingers met
-
 
 class MoveItExecutor:
     """``Executor`` on a Franka through moveit_py (see docs/moveit_backend.md)."""
 
     def __init__(self, library: PrimitiveLibrary, world: WorldState, config: FrankaConfig, *,
-                 node_name: str = "step_planner_moveit", launch_params_filepaths: list[str] | None = None) -> None:
+                 node_name: str = "step_planner_moveit", namespace: str = "/",
+                 launch_params_filepaths: list[str] | None = None) -> None:
         self.library = library
         self.config = config
-        self.arm = MoveItArm(config, node_name=node_name, launch_params_filepaths=launch_params_filepaths)
+        self.arm = MoveItArm(config, node_name=node_name, namespace=namespace,
+                             launch_params_filepaths=launch_params_filepaths)
         self.world = world.copy()
         self._committed = False
-        self.reset(world)
+        try:
+            self.reset(world)
+        except BaseException:
+            self.arm.close()
+            raise
 
     # ---- Executor protocol --------------------------------------------------------------------
     def reset(self, world: WorldState) -> None:
@@ -138,15 +144,14 @@ class MoveItExecutor:
         shape = self._shape(object)
         grasp = g.top_grasp(shape, self.config.grasp)
         arm = self.arm
-        arm.grip(False, "pick: open gripper")
+        arm.open_gripper("pick: open gripper")
         arm.to_pose(grasp.pre, f"pick: above {object}", cartesian=False)
         arm.remove_body(object)  # the fingers straddle it: it is attached (with touch links) after closing
         arm.to_pose(grasp.grasp, f"pick: down to {object}", cartesian=True)
-        gap = arm.grip(True, f"pick: close on {object}")
-        if gap is not None and gap < max(_NOTHING_GRASPED, 0.5 * grasp.width):
-            arm.grip(False, "pick: reopen after a missed grasp")
-            raise SegmentFailed(ExecCode.GRASP_FAILED,
-                                f"fingers closed to {gap:.4f} m on {object} ({grasp.width:.3f} m wide): nothing held")
+        if not arm.grasp(grasp.width, f"pick: grasp {object} ({grasp.width * 1000:.0f} mm)"):
+            missed = arm.last_grip.message
+            arm.open_gripper("pick: reopen after a missed grasp")
+            raise SegmentFailed(ExecCode.GRASP_FAILED, f"pick: {object} not held: {missed}")
         arm.attach(object_body(object, shape))
         self._commit(call)
         arm.to_pose(grasp.lift, f"pick: lift {object}", cartesian=True)
@@ -165,7 +170,7 @@ class MoveItExecutor:
         arm = self.arm
         arm.to_pose(placement.pre, f"place: above {target}", cartesian=False)
         arm.to_pose(placement.release, f"place: lower {object} onto {target}", cartesian=True)
-        arm.grip(False, f"place: release {object}")
+        arm.open_gripper(f"place: release {object}")
         arm.detach(object)
         arm.remove_body(object)  # still between the open fingers: back in the scene after the retreat
         obj = self.world.objects[object]
@@ -178,17 +183,17 @@ class MoveItExecutor:
         d, place = self._drawer(drawer)
         m = g.open_drawer_poses(d, self.config.drawer, self.config.grasp)
         arm = self.arm
-        arm.grip(False, "open_drawer: open gripper")
+        arm.open_gripper("open_drawer: open gripper")
         arm.to_pose(m.pre, f"open_drawer: above the {drawer} handle", cartesian=False)
         arm.remove_body(drawer)  # contact phase: the fingers close around the handle at the drawer front
         arm.to_pose(m.start, f"open_drawer: down to the {drawer} handle", cartesian=True)
-        gap = arm.grip(True, f"open_drawer: grasp the {drawer} handle")
-        if gap is not None and gap < _NOTHING_GRASPED:
-            arm.grip(False, "open_drawer: reopen after missing the handle")
-            raise SegmentFailed(ExecCode.GRASP_FAILED, f"fingers closed to {gap:.4f} m: missed the {drawer} handle")
+        if not arm.grasp(self.config.drawer.handle_width, f"open_drawer: grasp the {drawer} handle"):
+            missed = arm.last_grip.message
+            arm.open_gripper("open_drawer: reopen after missing the handle")
+            raise SegmentFailed(ExecCode.GRASP_FAILED, f"open_drawer: the {drawer} handle not held: {missed}")
         arm.to_pose(m.end, f"open_drawer: pull {drawer} open", cartesian=True)
         self._slide_drawer(call, d, opening=True)
-        arm.grip(False, f"open_drawer: release the {drawer} handle")
+        arm.open_gripper(f"open_drawer: release the {drawer} handle")
         arm.to_pose(m.retreat, f"open_drawer: retreat from {drawer}", cartesian=True)
         self._add_place_body(drawer)  # only now: the fingers were at the drawer front until the retreat
 
@@ -196,7 +201,7 @@ class MoveItExecutor:
         d, place = self._drawer(drawer)
         m = g.close_drawer_poses(d, self.config.drawer, self.config.grasp)
         arm = self.arm
-        arm.grip(True, "close_drawer: close gripper")
+        arm.close_gripper("close_drawer: close gripper")
         arm.to_pose(m.pre, f"close_drawer: above the front of {drawer}", cartesian=False)
         arm.to_pose(m.start, f"close_drawer: down in front of {drawer}", cartesian=True)
         arm.remove_body(drawer)  # contact phase: the closed fingers push the drawer front
@@ -209,7 +214,7 @@ class MoveItExecutor:
         shape = self._shape(object)
         p = g.push_poses(shape, direction, self.config.push, self.config.grasp)
         arm = self.arm
-        arm.grip(True, "push: close gripper")
+        arm.close_gripper("push: close gripper")
         arm.to_pose(p.pre, f"push: above the {direction} start behind {object}", cartesian=False)
         arm.to_pose(p.start, f"push: down behind {object}", cartesian=True)
         arm.remove_body(object)  # contact phase

@@ -1,7 +1,8 @@
-"""``config/franka.yaml``: the MoveIt backend's robot variant, groups, grasp offsets and limits.
+"""``config/franka.yaml``: the MoveIt backend's robot variant, groups, frames, controllers, gripper and limits.
 
 Pure Python (no ROS): a malformed file is refused with a :class:`FrankaConfigError` that names
 the key and what was expected, before anything talks to MoveIt, so bad config never moves the arm.
+ROS names without a leading ``/`` are relative: they resolve in the node's namespace, as MoveIt's own do.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 import yaml
 
 ROBOTS = ("panda", "fr3")
-GRIPPER_MODES = ("hand_group", "gripper_action")
+GRIPPER_SERVERS = ("gripper_action_controller", "franka_gripper")
+GRIPPER_INTERFACES = ("gripper_command", "grasp_move")
 OBJECT_SOURCES = ("scene",)
 
 
@@ -23,14 +25,34 @@ class FrankaConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class GripperServer:
+    """Which gripper server a robot has and how it is driven.
+
+    ``gripper_action_controller``: ros2_controllers' GripperActionController (moveit_resources' Panda on mock
+    hardware or Gazebo): ``interface: gripper_command`` only, goal and result per finger, a grasp ends stalled.
+    ``franka_gripper``: franka_ros2's gripper node (the FR3): ``grasp_move`` (its ``grasp``/``move``/``homing``
+    actions, franka_msgs) or ``gripper_command`` (its ``gripper_action``: goal per finger, result full width).
+    ``action`` is the GripperCommand action, or for ``grasp_move`` the node whose actions are used.
+    """
+
+    server: str
+    interface: str
+    action: str
+    homing: bool = False
+
+
+@dataclass(frozen=True)
 class Variant:
-    """The MoveIt names of one Franka model (from its SRDF / URDF)."""
+    """The names of one Franka model: MoveIt's (SRDF / URDF) and its controllers' and gripper's."""
 
     arm_group: str
-    hand_group: str
     ee_link: str
     base_frame: str
+    tcp_offset: float
     touch_links: tuple[str, ...]
+    finger_joints: tuple[str, str]
+    arm_controller: str  # the FollowJointTrajectory action MoveIt executes the arm through
+    gripper: GripperServer
 
 
 @dataclass(frozen=True)
@@ -38,7 +60,7 @@ class GraspConfig:
     pre_grasp_height: float = 0.12
     grasp_depth: float = 0.02
     lift_height: float = 0.10
-    max_opening: float = 0.08
+    max_opening: float = 0.075
     min_tcp_height: float = 0.01
     place_clearance: float = 0.01
     place_spacing: float = 0.07
@@ -57,6 +79,7 @@ class DrawerConfig:
     handle_depth: float = 0.03
     pull_direction: tuple[float, float, float] = (-1.0, 0.0, 0.0)
     wall: float = 0.01
+    handle_width: float = 0.014  # the handle bar's thickness between the fingers: the width a grasp expects
 
 
 @dataclass(frozen=True)
@@ -72,12 +95,13 @@ class PlannerSettings:
 
 @dataclass(frozen=True)
 class GripperConfig:
-    mode: str = "hand_group"
-    action_name: str = "/panda_hand_controller/gripper_cmd"
-    max_effort: float = 20.0
-    open_width: float = 0.08
-    closed_width: float = 0.0
-    position_per_finger: bool = True
+    """How every gripper command is made, whatever the server (see docs/moveit_backend.md)."""
+
+    max_effort: float = 20.0  # N: the grasp force (checked against config/safety.yaml)
+    open_width: float = 0.078  # m: finger gap to open to
+    speed: float = 0.1  # m/s: franka_gripper's move and grasp speed (the gripper_command path uses the node's)
+    epsilon_inner: float = 0.005  # m: a grasp holds iff (width - epsilon_inner) < gap < (width + epsilon_outer)
+    epsilon_outer: float = 0.005
 
 
 @dataclass(frozen=True)
@@ -85,9 +109,6 @@ class FrankaConfig:
     robot: str
     variant: Variant
     ready_state: str
-    hand_open_state: str
-    hand_closed_state: str
-    tcp_offset: float
     grasp: GraspConfig
     push: PushConfig
     drawer: DrawerConfig
@@ -98,17 +119,22 @@ class FrankaConfig:
     gripper: GripperConfig
     execute_timeout_s: float
     gripper_timeout_s: float
+    server_wait_s: float
+    joint_states: str
     objects_source: str
     locations: dict[str, tuple[float, float, float]]
     source: str = "<dict>"
 
     @classmethod
-    def load(cls, path: str | Path) -> FrankaConfig:
+    def load(cls, path: str | Path, robot: str | None = None) -> FrankaConfig:
+        """Read the file; ``robot`` (the launch file's, the node's ``moveit.robot``) overrides its ``robot``."""
         path = Path(path)
         try:
             data = yaml.safe_load(path.read_text())
         except (OSError, yaml.YAMLError) as exc:
             raise FrankaConfigError(f"cannot read {path}: {exc}") from exc
+        if robot and isinstance(data, dict):
+            data = {**data, "robot": robot}
         return cls.from_dict(data, source=str(path))
 
     @classmethod
@@ -117,17 +143,7 @@ class FrankaConfig:
         data = r.mapping(data, "the file")
         robot = r.choice(data.get("robot"), "robot", ROBOTS)
         variants = r.mapping(data.get("variants"), "variants")
-        raw_variant = r.mapping(variants.get(robot), f"variants.{robot}")
-        variant = Variant(
-            arm_group=r.name(raw_variant.get("arm_group"), f"variants.{robot}.arm_group"),
-            hand_group=r.name(raw_variant.get("hand_group"), f"variants.{robot}.hand_group"),
-            ee_link=r.name(raw_variant.get("ee_link"), f"variants.{robot}.ee_link"),
-            base_frame=r.name(raw_variant.get("base_frame"), f"variants.{robot}.base_frame"),
-            touch_links=tuple(
-                r.name(v, f"variants.{robot}.touch_links[]")
-                for v in r.seq(raw_variant.get("touch_links", []), f"variants.{robot}.touch_links")
-            ),
-        )
+        variant = r.variant(variants.get(robot), f"variants.{robot}")
         states = r.mapping(data.get("named_states"), "named_states")
         grasp_raw = r.mapping(data.get("grasp", {}), "grasp")
         grasp = GraspConfig(**{
@@ -149,21 +165,23 @@ class FrankaConfig:
             pull_direction=r.unit_vector(drawer_raw.get("pull_direction", [-1.0, 0.0, 0.0]),
                                          "drawer.pull_direction"),
             wall=r.number(drawer_raw.get("wall", 0.01), "drawer.wall", lo=0.001, hi=0.1),
+            handle_width=r.number(drawer_raw.get("handle_width", 0.014), "drawer.handle_width", lo=0.001, hi=0.07),
         )
         motion = r.mapping(data.get("motion"), "motion")
         gripper_raw = r.mapping(data.get("gripper", {}), "gripper")
-        gripper = GripperConfig(
-            mode=r.choice(gripper_raw.get("mode", "hand_group"), "gripper.mode", GRIPPER_MODES),
-            action_name=r.text(gripper_raw.get("action_name", GripperConfig.action_name), "gripper.action_name"),
-            max_effort=r.number(gripper_raw.get("max_effort", 20.0), "gripper.max_effort", lo=0.0, hi=200.0,
-                                open_lo=True),
-            open_width=r.number(gripper_raw.get("open_width", 0.08), "gripper.open_width", lo=0.0, hi=0.2),
-            closed_width=r.number(gripper_raw.get("closed_width", 0.0), "gripper.closed_width", lo=0.0, hi=0.2),
-            position_per_finger=r.boolean(gripper_raw.get("position_per_finger", True),
-                                          "gripper.position_per_finger"),
-        )
-        if gripper.closed_width >= gripper.open_width:
-            raise FrankaConfigError(f"{source}: gripper.closed_width must be below gripper.open_width")
+        unknown = set(gripper_raw) - set(GripperConfig.__dataclass_fields__)
+        if unknown:
+            raise FrankaConfigError(f"{source}: gripper has unknown keys {sorted(unknown)} (the server and its "
+                                    f"actions are per robot: variants.<robot>.gripper)")
+        limits = {"max_effort": (0.0, 200.0), "open_width": (0.0, 0.08), "speed": (0.0, 0.2),
+                  "epsilon_inner": (0.0, 0.05), "epsilon_outer": (0.0, 0.05)}
+        gripper = GripperConfig(**{
+            k: r.number(gripper_raw.get(k, getattr(GripperConfig, k)), f"gripper.{k}", lo=lo, hi=hi, open_lo=True)
+            for k, (lo, hi) in limits.items()
+        })
+        if grasp.max_opening > gripper.open_width:
+            raise FrankaConfigError(f"{source}: grasp.max_opening ({grasp.max_opening}) must not exceed "
+                                    f"gripper.open_width ({gripper.open_width}): the fingers open only that far")
         timeouts = r.mapping(data.get("timeouts", {}), "timeouts")
         locations = {
             r.name(name, "locations key"): r.vec3(pos, f"locations.{name}")
@@ -175,9 +193,6 @@ class FrankaConfig:
             robot=robot,
             variant=variant,
             ready_state=r.name(states.get("ready"), "named_states.ready"),
-            hand_open_state=r.name(states.get("hand_open"), "named_states.hand_open"),
-            hand_closed_state=r.name(states.get("hand_closed"), "named_states.hand_closed"),
-            tcp_offset=r.number(data.get("tcp_offset"), "tcp_offset", lo=0.0, hi=0.5),
             grasp=grasp,
             push=push,
             drawer=drawer,
@@ -192,6 +207,9 @@ class FrankaConfig:
                                        open_lo=True),
             gripper_timeout_s=r.number(timeouts.get("gripper_s", 10.0), "timeouts.gripper_s", lo=0.0, hi=120.0,
                                        open_lo=True),
+            server_wait_s=r.number(timeouts.get("server_wait_s", 10.0), "timeouts.server_wait_s", lo=0.0, hi=120.0,
+                                   open_lo=True),
+            joint_states=r.ros_name(data.get("joint_states", "joint_states"), "joint_states"),
             objects_source=r.choice(data.get("objects_source", "scene"), "objects_source", OBJECT_SOURCES),
             locations=locations,
             source=source,
@@ -262,6 +280,44 @@ class _Reader:
         if norm < 1e-6:
             raise self.fail(key, "a non-zero vector", value)
         return (x / norm, y / norm, z / norm)
+
+    def ros_name(self, value: Any, key: str) -> str:
+        """A ROS topic or action name, absolute (/a/b) or relative to the node's namespace (a/b)."""
+        text = self.name(value, key)
+        parts = text.lstrip("/").split("/")
+        if not all(p and (p[0].isalpha() or p[0] == "_") and all(c.isalnum() or c == "_" for c in p) for p in parts):
+            raise self.fail(key, "a ROS name such as a/b or /a/b", value)
+        return text
+
+    def variant(self, value: Any, key: str) -> Variant:
+        raw = self.mapping(value, key)
+        grip = self.mapping(raw.get("gripper"), f"{key}.gripper")
+        server = GripperServer(
+            server=self.choice(grip.get("server"), f"{key}.gripper.server", GRIPPER_SERVERS),
+            interface=self.choice(grip.get("interface"), f"{key}.gripper.interface", GRIPPER_INTERFACES),
+            action=self.ros_name(grip.get("action"), f"{key}.gripper.action"),
+            homing=self.boolean(grip.get("homing", False), f"{key}.gripper.homing"),
+        )
+        if server.interface == "grasp_move" and server.server != "franka_gripper":
+            raise self.fail(f"{key}.gripper.interface", "gripper_command (grasp_move is franka_gripper's)",
+                            server.interface)
+        if server.homing and server.interface != "grasp_move":
+            raise self.fail(f"{key}.gripper.homing", "false (homing is franka_gripper's grasp_move interface)", True)
+        fingers = [self.name(v, f"{key}.finger_joints[]") for v in self.seq(raw.get("finger_joints"),
+                                                                            f"{key}.finger_joints")]
+        if len(fingers) != 2:
+            raise self.fail(f"{key}.finger_joints", "two joint names", fingers)
+        return Variant(
+            arm_group=self.name(raw.get("arm_group"), f"{key}.arm_group"),
+            ee_link=self.name(raw.get("ee_link"), f"{key}.ee_link"),
+            base_frame=self.name(raw.get("base_frame"), f"{key}.base_frame"),
+            tcp_offset=self.number(raw.get("tcp_offset"), f"{key}.tcp_offset", lo=0.0, hi=0.5),
+            touch_links=tuple(self.name(v, f"{key}.touch_links[]")
+                              for v in self.seq(raw.get("touch_links", []), f"{key}.touch_links")),
+            finger_joints=(fingers[0], fingers[1]),
+            arm_controller=self.ros_name(raw.get("arm_controller"), f"{key}.arm_controller"),
+            gripper=server,
+        )
 
     def planner(self, value: Any, key: str) -> PlannerSettings:
         raw = self.mapping(value, key)

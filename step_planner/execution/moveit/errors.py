@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from step_planner.execution.base import ExecCode
 
-# moveit_msgs/MoveItErrorCodes
+# moveit_msgs/MoveItErrorCodes (moveit/moveit_msgs@ec3ba4b, branch ros2, msg/MoveItErrorCodes.msg:1-50: int32 val,
+# these constants, string message, string source)
 SUCCESS = 1
+UNDEFINED = 0
 FAILURE = 99999
 PLANNING_FAILED = -1
 INVALID_MOTION_PLAN = -2
@@ -62,6 +64,7 @@ _PLAN_CODES: dict[int, ExecCode] = {
     TIMED_OUT: ExecCode.TIMEOUT,
     PREEMPTED: ExecCode.CANCELED,
     # configuration / system faults: an operator must look
+    UNDEFINED: ExecCode.BACKEND_ERROR,
     INVALID_GROUP_NAME: ExecCode.BACKEND_ERROR,
     INVALID_LINK_NAME: ExecCode.BACKEND_ERROR,
     INVALID_OBJECT_NAME: ExecCode.BACKEND_ERROR,

@@ -154,8 +154,11 @@ class Controller:
         self.settle(0.1, cancel)
         self.sim_time_moving += self.data.time - t0
 
-    def gripper(self, opening: float, cancel: threading.Event | None = None, max_time: float = 1.2) -> None:
-        """Command one finger's opening; returns when the fingers stop moving (contact or target)."""
+    def gripper(self, opening: float, cancel: threading.Event | None = None, max_time: float = 1.2,
+                grasp_width: float | None = None) -> None:
+        """Command one finger's opening; returns when the fingers stop moving (contact or target).
+        ``grasp_width`` (what a grasp expects between the fingers) is for grippers that judge a grasp themselves
+        (franka_gripper, across ROS); here the physics decides."""
         self.grip_ref = float(np.clip(opening, 0.0, FINGER_MAX))
         t0 = self.data.time
         zero = np.zeros(7)

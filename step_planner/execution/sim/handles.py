@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from step_planner.domain.cabinets import HANDLE_HALF
 from step_planner.execution.base import ExecCode
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim import place_targets as targets
@@ -24,6 +25,7 @@ from step_planner.execution.sim.motion import Arm
 from step_planner.execution.sim.scene_info import SceneInfo
 
 HANDLE_OPENING = 0.028  # each finger, around a 1.4 cm bar
+HANDLE_WIDTH = 2 * HANDLE_HALF[1]  # the bar between the closing fingers: what a grasp of it expects
 HANDLE_YAWS = (0.0, 0.3, -0.3, 0.45, -0.45)  # approach directions to a handle: straight in, then turned
 
 
@@ -190,7 +192,7 @@ class HandleMotions:
             assert last is not None
             raise last
         self.arm.run_path(motion.entry, cancel)
-        self.ctl.gripper(0.0, cancel)
+        self.ctl.gripper(0.0, cancel, grasp_width=HANDLE_WIDTH)
         if not self.ctl.grips(d.body_id, self.data.site_xpos[d.handle_site]):
             self.ctl.gripper(HANDLE_OPENING, cancel)
             self.arm.run_path([self.ctl.q, *motion.entry[::-1]], cancel)

@@ -180,7 +180,7 @@ class SimPrimitives(HandleMotions):
         self.arm.checker.attach(None)
         yaws = self._clear_yaws(name, self._yaws_for(name, angle))  # a yaw and its twin share fingers
         self.grasp_angle = self._move_above(grasp, yaws, name, cancel, descend=True)
-        self.ctl.gripper(0.0, cancel)
+        self.ctl.gripper(0.0, cancel, grasp_width=width)
         if not self.ctl.holds(self.info, name):
             closed = self.ctl.finger_opening
             self.ctl.gripper(opening, cancel)

@@ -3,9 +3,11 @@
 WHY: across ROS, a robot is a process that keeps running whatever its clients do, with
 joint_trajectory_controller and a gripper controller between the clients and the joints. This class is
 that robot without ROS (``ros/mujoco_robot.py`` puts the actions and topics around it): the physics steps
-continuously at a real-time factor, each step runs the controllers of :mod:`controller_emulation` on the
-measured state and tracks their command with the same servo as the in-process simulator. Joint names on
-this side are the controllers' (``panda_joint1`` or ``fr3_joint1``); the model's are the Panda's.
+continuously at a real-time factor, each step runs the controllers of :mod:`controller_emulation` (or, for the
+FR3, franka_gripper of :mod:`franka_gripper_emulation`) on the measured state and tracks their command with the
+same servo as the in-process simulator. Joint names on this side are the controllers' (``panda_joint1`` or
+``fr3_joint1``); the model is the Panda's, under FR3 names too (its geometry, limits and fingers are the Panda's:
+the FR3's differ, a little, in joint limits and link shapes).
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ from step_planner.execution.sim.controller_emulation import (
     TrajectoryGoal,
     TrajectoryParams,
     validate,
+)
+from step_planner.execution.sim.franka_gripper_emulation import (
+    COMMAND_ABORTED,
+    FrankaGripper,
+    FrankaGripperParams,
+    start_goal,
 )
 from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
 from step_planner.execution.sim.scene_builder import scene_at_home
@@ -60,13 +68,13 @@ class SimRobot:
     it computes). ``hooks`` are called after every physics step on the physics thread (publishers).
     """
 
-    def __init__(self, world: WorldState, arm: TrajectoryParams, gripper: GripperParams, *,
+    def __init__(self, world: WorldState, arm: TrajectoryParams, gripper: GripperParams | FrankaGripperParams, *,
                  arm_joints: Sequence[str], finger_joints: Sequence[str], seed: int = 0,
                  realtime_factor: float = 1.0, world_name: str = "") -> None:
         if set(arm.joints) != set(arm_joints):
             raise ValueError(f"the trajectory controller's joints {list(arm.joints)} are not the robot's "
                              f"{list(arm_joints)}")
-        if gripper.joint not in finger_joints:
+        if isinstance(gripper, GripperParams) and gripper.joint not in finger_joints:
             raise ValueError(f"the gripper controller's joint {gripper.joint!r} is not one of {list(finger_joints)}")
         self.arm_params, self.grip_params = arm, gripper
         self.arm_joints, self.finger_joints = tuple(arm_joints), tuple(finger_joints)
@@ -97,7 +105,9 @@ class SimRobot:
             self.world_name = self.world_name or "step_planner"
             self._arm_order = [self.arm_joints.index(j) for j in self.arm_params.joints]  # controller -> model
             self.arm = TrajectoryController(self.arm_params, self._arm_q()[0])
-            self.grip = GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
+            self.grip: GripperController | FrankaGripper = \
+                FrankaGripper(self.grip_params, 2 * float(data.qpos[index.finger_qpos[0]]), float(data.time)) \
+                if self.franka else GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
             self.arm.ended.extend(ended)
             self.faults.clear()
 
@@ -106,10 +116,17 @@ class SimRobot:
         if self.arm.active is not None:
             ended.append(GoalEnd(self.arm.active.goal_id, "aborted", {
                 "error_code": INVALID_GOAL, "error_string": "Current goal cancelled during deactivate transition."}))
-        if self.grip.active is not None:
-            ended.append(GoalEnd(self.grip.active.goal_id, "aborted", {
-                "position": 0.0, "effort": 0.0, "stalled": False, "reached_goal": False}))
+        running = self.grip.command if isinstance(self.grip, FrankaGripper) else self.grip.active
+        if running is not None:  # franka_gripper: the hand stops, its command returns aborted (UNVERIFIED)
+            ended.append(GoalEnd(running.goal_id, "aborted", {"position": 0.0, "effort": 0.0, "stalled": False,
+                                                             "reached_goal": False, "success": False,
+                                                             "error": COMMAND_ABORTED}))
         return ended
+
+    @property
+    def franka(self) -> bool:
+        """The gripper is franka_gripper (the FR3's), not a GripperActionController."""
+        return isinstance(self.grip_params, FrankaGripperParams)
 
     # ---- the physics thread -------------------------------------------------------------------------------------
     def start(self) -> SimRobot:
@@ -139,8 +156,12 @@ class SimRobot:
             q, qd = self._arm_q()
             q_cmd, qd_cmd = self.arm.update(t, dt, q, qd)
             finger = self._finger_slot()
-            ctl.grip_ref = float(np.clip(self.grip.update(t, float(data.qpos[index.finger_qpos[finger]]),
-                                                          float(data.qvel[index.finger_dof[finger]])), 0.0, FINGER_MAX))
+            position, velocity = float(data.qpos[index.finger_qpos[finger]]), float(data.qvel[index.finger_dof[finger]])
+            if isinstance(self.grip, FrankaGripper):  # the hand's width is both fingers'
+                setpoint = self.grip.update(t, 2 * position, 2 * velocity) / 2
+            else:
+                setpoint = self.grip.update(t, position, velocity)
+            ctl.grip_ref = float(np.clip(setpoint, 0.0, FINGER_MAX))
             back = np.argsort(self._arm_order)  # controller order -> model order
             q_ref, qd_ref = q_cmd[back], qd_cmd[back]
             if self.faults:
@@ -154,7 +175,7 @@ class SimRobot:
         return q.copy(), qd.copy()
 
     def _finger_slot(self) -> int:
-        return self.finger_joints.index(self.grip_params.joint)
+        return 0 if self.franka else self.finger_joints.index(self.grip_params.joint)
 
     def _on_step(self, _data: mujoco.MjData) -> None:
         for hook in self.hooks:
@@ -182,12 +203,14 @@ class SimRobot:
         held = perc.held_object(self.model, self.data, self.index, self.info)
         target = self.faults.get("slip")
         if target is not None and held == target and self.arm.active is not None:
-            self.grip.setpoint = FINGER_MAX  # the fingers let go while the arm carries it
+            if isinstance(self.grip, FrankaGripper):  # the fingers let go while the arm carries it
+                self.grip.hold = self.grip.params.max_width
+            else:
+                self.grip.setpoint = FINGER_MAX
             del self.faults["slip"]
             self.faults_done.append(f"slip {target}")
         target = self.faults.get("miss_place")
-        if target is not None and held == target and self.grip.active is not None \
-                and self.grip.active.setpoint > float(self.data.qpos[self.index.finger_qpos[self._finger_slot()]]):
+        if target is not None and held == target and self._releasing():
             obj = self.info.objects[target]  # being released: it lands beside the spot
             pos = self.data.qpos[obj.qpos_adr:obj.qpos_adr + 3]
             side = -np.sign(pos[1] - self.info.table_center[1]) or 1.0
@@ -196,6 +219,13 @@ class SimRobot:
             self.data.qvel[obj.dof_adr:obj.dof_adr + 6] = 0.0
             del self.faults["miss_place"]
             self.faults_done.append(f"miss_place {target}")
+
+    def _releasing(self) -> bool:
+        """A gripper goal is opening the fingers."""
+        finger = float(self.data.qpos[self.index.finger_qpos[self._finger_slot()]])
+        if isinstance(self.grip, FrankaGripper):
+            return self.grip.command is not None and self.grip.command.target > 2 * finger
+        return self.grip.active is not None and self.grip.active.setpoint > finger
 
     # ---- the controllers' goals ------------------------------------------------------------------------------
     def trajectory_goal(self, goal_id: Hashable, goal: TrajectoryGoal) -> str | None:
@@ -220,7 +250,24 @@ class SimRobot:
 
     def cancel_gripper(self, goal_id: Hashable) -> bool:
         with self.lock:
+            if isinstance(self.grip, FrankaGripper):
+                return self.grip.cancel(goal_id)
             return self.grip.cancel(goal_id, float(self.data.qpos[self.index.finger_qpos[self._finger_slot()]]))
+
+    def franka_goal(self, action: str, goal_id: Hashable, request: object) -> None:
+        """A goal of franka_gripper's ``action`` (homing, move, grasp, gripper_action) with its ROS fields."""
+        with self.lock:
+            assert isinstance(self.grip, FrankaGripper)
+            start_goal(self.grip, "gripper_command" if action == "gripper_action" else action, goal_id, request,
+                       float(self.data.time))
+
+    def franka_feedback(self) -> dict | None:
+        with self.lock:
+            return self.grip.feedback() if isinstance(self.grip, FrankaGripper) else None
+
+    def franka_state_width(self) -> float:
+        with self.lock:
+            return self.grip.state_width if isinstance(self.grip, FrankaGripper) else 0.0
 
     def take_ended(self) -> list[GoalEnd]:
         """Goals that ended since the last call (both controllers)."""
@@ -253,6 +300,12 @@ class SimRobot:
             return {name for name in self.info.objects
                     if facts.location(self.info.volumes, perc.object_position(self.data, self.info, name),
                                       openings) in closed}
+
+    def held_object(self) -> str | None:
+        """What the fingers truly hold: both in contact, lifted, touching nothing but the robot (the physics'
+        answer, for judges of truth; the client's own answer comes from the gripper's state)."""
+        with self.lock:
+            return perc.held_object(self.model, self.data, self.index, self.info)
 
     def model_poses(self) -> list[ModelPose]:
         """Every movable object as a model in the world and every drawer as a link of its cabinet model

@@ -17,18 +17,8 @@ class Control:
     before_execute: Any = None
     # execute() index that blocks until TrajectoryExecutionManager.stop_execution() is called
     block_execute: int | None = None
-    # hand finger joint position (per finger) after executing a close trajectory
-    finger_after_close: float = 0.02
-    groups: dict[str, dict[str, list[float]]] = field(default_factory=lambda: {
-        "panda_arm": {"ready": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]},
-        "hand": {"open": [0.035, 0.035], "close": [0.0, 0.0]},
-        "fr3_arm": {"ready": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]},
-        "fr3_hand": {"open": [0.035, 0.035], "close": [0.0, 0.0]},
-    })
-    links: set[str] = field(default_factory=lambda: {
-        "panda_link0", "panda_link8", "panda_hand", "panda_leftfinger", "panda_rightfinger",
-        "fr3_link0", "fr3_link8", "fr3_hand", "fr3_leftfinger", "fr3_rightfinger",
-    })
+    # called with the plan() index while planning (tests check which thread plans)
+    during_plan: Any = None
 
 
 @dataclass

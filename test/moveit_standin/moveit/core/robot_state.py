@@ -11,7 +11,9 @@ class RobotState:
     def __init__(self, robot_model: Any) -> None:
         self._robot_model = robot_model
         self._positions: dict[str, list[float]] = {
-            g: list(states.get("ready", states.get("open", []))) for g, states in robot_model.groups.items()
+            g: list(robot_model.data.states.get(g, {}).get("ready", robot_model.data.states.get(g, {}).get(
+                "open", [0.0] * len(joints))))
+            for g, joints in robot_model.data.groups.items()
         }
 
     @property
@@ -37,7 +39,7 @@ class RobotState:
         if joint_model_group_name not in self._positions:
             raise RuntimeError(f"Invalid group name {joint_model_group_name}")
         LOG.add("set_from_ik", group=joint_model_group_name, tip=tip_name)
-        return tip_name in self._robot_model.links
+        return tip_name in self._robot_model.data.links
 
     def update(self, force: bool = False) -> None:
         return None

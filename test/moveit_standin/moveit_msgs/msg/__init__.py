@@ -3,7 +3,8 @@
 Sources (moveit/moveit_msgs, read through the search tool): ``msg/CollisionObject.msg``
 (ROS 2 layout: ``std_msgs/Header header``, ``geometry_msgs/Pose pose``, ``string id``, primitives,
 ``byte`` operation constants ADD=0 REMOVE=1 APPEND=2 MOVE=3), ``msg/AttachedCollisionObject.msg``
-(link_name, object, touch_links, weight) and ``msg/MoveItErrorCodes.msg`` (int32 val + constants).
+(link_name, object, touch_links, weight) and ``msg/MoveItErrorCodes.msg`` (moveit/moveit_msgs@ec3ba4b, branch
+ros2, :1-50: ``int32 val``, the constants, ``string message``, ``string source``).
 Meshes, planes, subframes and ``type`` are left out: nothing here uses them, and setting them
 fails loudly instead of passing silently.
 """
@@ -42,6 +43,7 @@ class AttachedCollisionObject(Message):
 
 class MoveItErrorCodes(Message):
     SUCCESS = 1
+    UNDEFINED = 0
     FAILURE = 99999
     PLANNING_FAILED = -1
     INVALID_MOTION_PLAN = -2
@@ -73,6 +75,6 @@ class MoveItErrorCodes(Message):
     NO_IK_SOLUTION = -31
     FIELDS = {
         "val": Field(int, 0),
-        "error_message": Field(str, ""),
-        "error_source": Field(str, ""),
+        "message": Field(str, ""),
+        "source": Field(str, ""),
     }

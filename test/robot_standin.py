@@ -1,0 +1,180 @@
+"""What the MoveIt backend meets besides MoveIt, for its tests: the arm controller's action server and the gripper
+servers with their upstream rules, over real rclpy actions and the real control_msgs / franka_msgs types.
+
+- the Panda (moveit_resources on mock hardware): ``panda_hand_controller/gripper_cmd`` served by ros2_controllers'
+  GripperActionController as reproduced in ``execution/sim/controller_emulation.py`` (goal and result per finger,
+  SUCCEEDED within goal_tolerance, ABORTED stalled after stall_timeout, allow_stalling false: the moveit_resources
+  defaults), on a mock hand;
+- the FR3: the product's franka_gripper node on a mock hand (``ros/franka_gripper_node.py``: grasp / move / homing /
+  gripper_action with franka_gripper's and libfranka's rules), not in fake-hardware mode: the hand holds what a
+  test puts in it (``object_width``), nothing otherwise;
+- both: ``<controller>/follow_joint_trajectory`` exists for the backend's start-up check and rejects every goal (the
+  moveit_py stand-in executes without it: its trajectories never reach a controller), and ``joint_states`` carries
+  the fingers at 100 Hz, as joint_state_broadcaster (Panda) and joint_state_publisher merging
+  franka_gripper/joint_states (FR3, franka_ros2 franka_bringup/launch/franka.launch.py:148-159) do.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import rclpy
+from control_msgs.action import FollowJointTrajectory, GripperCommand
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+from step_planner.execution.sim.controller_emulation import GoalEnd, GripperController, GripperParams
+from step_planner.execution.sim.mock_hand import MockHand
+from step_planner.ros.franka_gripper_node import STEP_S, FrankaGripperNode
+from step_planner.ros.franka_gripper_server import finish
+
+ROBOTS = {
+    "panda": {"arm": "panda_arm_controller/follow_joint_trajectory", "fingers": ("panda_finger_joint1",
+                                                                               "panda_finger_joint2")},
+    "fr3": {"arm": "fr3_arm_controller/follow_joint_trajectory", "fingers": ("fr3_finger_joint1",
+                                                                           "fr3_finger_joint2")},
+}
+
+
+class GacHand:
+    """GripperActionController on one finger of a mock hand, stepped at 500 Hz of wall time."""
+
+    def __init__(self, node: Any, action: str, group: Any) -> None:
+        self.lock = threading.Lock()
+        self.hand = MockHand(width=0.08, max_speed=0.2)
+        self.controller = GripperController(GripperParams(joint="panda_finger_joint1"), self.hand.width / 2)
+        self._start = time.monotonic()
+        self._ends: dict[bytes, GoalEnd] = {}
+        self.goals: list[tuple[float, float]] = []  # (position, max_effort) of every goal received
+        self.server = ActionServer(node, GripperCommand, action, execute_callback=self._execute,
+                                   goal_callback=lambda _g: GoalResponse.ACCEPT,
+                                   handle_accepted_callback=self._accepted, cancel_callback=self._cancel,
+                                   callback_group=group)
+
+    def now(self) -> float:
+        return time.monotonic() - self._start
+
+    def step(self) -> None:
+        with self.lock:
+            finger = self.controller.update(self.now(), self.hand.width / 2, self.hand.velocity / 2)
+            self.hand.step(2 * finger, STEP_S)
+
+    def _accepted(self, handle) -> None:
+        command = handle.request.command
+        with self.lock:
+            self.goals.append((command.position, command.max_effort))
+            self.controller.accept(bytes(handle.goal_id.uuid), command.position, command.max_effort, self.now())
+        handle.execute()
+
+    def _cancel(self, handle) -> CancelResponse:
+        with self.lock:
+            self.controller.cancel(bytes(handle.goal_id.uuid), self.hand.width / 2)
+        return CancelResponse.ACCEPT
+
+    def _execute(self, handle) -> GripperCommand.Result:
+        key = bytes(handle.goal_id.uuid)
+        while True:
+            with self.lock:
+                for end in self.controller.ended:
+                    self._ends[end.goal_id] = end
+                self.controller.ended.clear()
+                end = self._ends.pop(key, None)
+            if end is not None:
+                break
+            time.sleep(1.0 / self.controller.params.action_monitor_rate)  # results at 20 Hz (GAC:113-119)
+        finish(handle, end.status)
+        r = end.result
+        return GripperCommand.Result(position=r["position"], effort=r["effort"], stalled=r["stalled"],
+                                     reached_goal=r["reached_goal"])
+
+    def width(self) -> float:
+        with self.lock:
+            return self.hand.width
+
+
+class StandInRobot:
+    """The Panda's and the FR3's controller and gripper servers in this process, in ``namespace``; with
+    ``fake_hardware`` the FR3's hand finds every grasp's object at its width (the fake-hardware mock)."""
+
+    def __init__(self, namespace: str = "/", fake_hardware: bool = False) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("standin_robot", namespace=namespace, context=self.context)
+        group = ReentrantCallbackGroup()
+        self.arm_goals: list[str] = []
+        self.arm_servers = [ActionServer(self.node, FollowJointTrajectory, robot["arm"],
+                                         execute_callback=lambda h: None, goal_callback=self._reject_arm,
+                                         callback_group=group)
+                            for robot in ROBOTS.values()]
+        self.panda = GacHand(self.node, "panda_hand_controller/gripper_cmd", group)
+        self.fr3 = FrankaGripperNode(context=self.context, namespace=namespace,
+                                     parameter_overrides=[Parameter("fake_hardware", value=fake_hardware)])
+        self.joint_pub = self.node.create_publisher(JointState, "joint_states", 10)
+        self.node.create_timer(0.01, self._publish_joints, callback_group=group)
+        self.executor = MultiThreadedExecutor(num_threads=8, context=self.context)
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.fr3)
+        self._running = threading.Event()
+        self._running.set()
+        self._threads = [threading.Thread(target=self.executor.spin, daemon=True),
+                         threading.Thread(target=self._step, daemon=True)]
+        for thread in self._threads:
+            thread.start()
+
+    def _reject_arm(self, goal) -> GoalResponse:
+        self.arm_goals.append("rejected")
+        return GoalResponse.REJECT
+
+    def _step(self) -> None:
+        next_step = time.monotonic()
+        while self._running.is_set():
+            self.panda.step()
+            next_step += STEP_S
+            time.sleep(max(0.0, next_step - time.monotonic()))
+
+    def _publish_joints(self) -> None:
+        panda = self.panda.width() / 2
+        fr3 = self.fr3.hand.state_width() / 2
+        names = [*ROBOTS["panda"]["fingers"], *ROBOTS["fr3"]["fingers"]]
+        self.joint_pub.publish(JointState(name=names, position=[panda, panda, fr3, fr3],
+                                          velocity=[self.panda.hand.velocity / 2] * 2 + [0.0, 0.0]))
+
+    def hold(self, robot: str, width: float | None) -> None:
+        """Put an object ``width`` wide between the fingers of ``robot`` (None: nothing there)."""
+        hand = self.panda.hand if robot == "panda" else self.fr3.hand.hand
+        hand.object_width = width
+
+    def forget_goals(self) -> None:
+        self.panda.goals.clear()
+        self.fr3_goals.clear()
+
+    def reset(self) -> None:
+        """Both hands open and empty, no goals remembered."""
+        with self.panda.lock:
+            self.panda.hand.object_width, self.panda.hand.width = None, 0.08
+            self.panda.controller.setpoint = 0.04
+            self.panda.goals.clear()
+        with self.fr3.hand.lock:
+            self.fr3.hand.hand.object_width, self.fr3.hand.hand.width = None, 0.08
+            self.fr3.hand.gripper.hold = 0.08
+        self.fr3_goals.clear()
+
+    @property
+    def fr3_goals(self) -> list:
+        return self.fr3.hand.started
+
+    def close(self) -> None:
+        """Everything gone from the ROS graph: rclpy's destroy_node leaves action servers alive (their services and
+        topics stay discoverable until the server object is destroyed), so they are destroyed first."""
+        self._running.clear()
+        self.executor.shutdown()
+        for server in [*self.arm_servers, self.panda.server]:
+            server.destroy()
+        self.fr3.destroy_node()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)

@@ -1,0 +1,114 @@
+"""The controllers backend's FR3 path against the MuJoCo robot started with the FR3 entry of robot_boundary.yaml:
+the arm as franka_ros2's fr3_arm_controller (config/ros2_controllers_fr3.yaml), the gripper as franka_gripper's node
+(execution/sim/franka_gripper_emulation.py) on MuJoCo's fingers, over real DDS with the real franka_msgs types. The
+model keeps the Panda's geometry under the FR3's names. A module of its own: its robot must not share the ROS graph
+with another MuJoCo robot."""
+
+from __future__ import annotations
+
+import pytest
+from robot_support import RobotProcess, load_world
+
+from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.scene import load_scene
+from step_planner.execution.base import ExecCode
+from step_planner.execution.factory import make_executor
+from step_planner.resources import config_path
+
+pytestmark = [pytest.mark.ros, pytest.mark.sim]
+
+
+@pytest.fixture(scope="module")
+def lib() -> PrimitiveLibrary:
+    return PrimitiveLibrary.load(config_path("primitives.yaml"))
+
+
+def drawer_world():
+    return load_scene(config_path("scenes", "drawer_desk.yaml"))
+
+
+@pytest.fixture(scope="module")
+def robot():
+    with RobotProcess(scene="drawer_desk", robot="fr3") as process:
+        yield process
+
+
+@pytest.fixture
+def executor(robot, lib, monkeypatch):
+    ex = make_executor("controllers", lib, drawer_world(), robot="fr3", load_scene="/mujoco_robot/load_scene")
+    sent = []
+    real = ex.connection._send
+
+    def recording(client, name, goal, cancel, feedback=None):  # the real call; what was sent is kept
+        sent.append((name, goal))
+        return real(client, name, goal, cancel, feedback)
+
+    monkeypatch.setattr(ex.connection, "_send", recording)
+    ex.sent = sent
+    yield ex
+    ex.close()
+
+
+def run(ex, lib, text):
+    return ex.execute(lib.parse_call_text(text))
+
+
+def test_the_drawer_task_grasps_with_franka_gripper_at_the_widths_the_primitives_expect(executor, lib):
+    for text in ("open_drawer(drawer)", "pick(tape)", "place(tape, drawer)", "close_drawer(drawer)"):
+        outcome = run(executor, lib, text)
+        assert outcome.success, f"{text}: {outcome.code.value} {outcome.message}"
+    world = executor.observe()
+    assert world.objects["tape"].location == "drawer" and not world.places["drawer"].is_open
+    grasps = [goal for name, goal in executor.sent if name == "/franka_gripper/grasp"]
+    tape = drawer_world().objects["tape"].geometry["size"][0] * 2  # a cylinder: [radius, height]
+    assert [round(g.width, 4) for g in grasps] == [0.014, round(tape, 4), 0.014]  # handle, tape, handle
+    assert all((g.force, g.epsilon.inner, g.epsilon.outer, g.speed) == (20.0, 0.005, 0.005, 0.1) for g in grasps)
+    assert {name for name, _ in executor.sent} == {"/fr3_arm_controller/follow_joint_trajectory",
+                                                   "/franka_gripper/grasp", "/franka_gripper/move"}
+
+
+def test_a_grasp_of_an_absent_object_fails_and_nothing_is_held(executor, lib):
+    world = drawer_world()
+    del world.objects["tape"]
+    load_world(executor.connection, world)
+    executor.controller.sync(fresh=True)
+    outcome = run(executor, lib, "pick(tape)")
+    assert outcome.code is ExecCode.GRASP_FAILED, outcome.message
+    assert executor.observe().held is None
+    grasp = [g for name, g in executor.sent if name == "/franka_gripper/grasp"]
+    assert grasp  # the close was franka_gripper's grasp, which said no
+
+
+def test_franka_gripper_is_on_the_wire_with_upstreams_types(executor):
+    from robot_support import wait_until
+    from test_test_interfaces import UPSTREAM_FEEDBACK
+
+    node = executor.connection.node
+    topic = "/franka_gripper/grasp/_action/feedback"
+    seen = {}
+
+    def advertised() -> bool:
+        for info in node.get_publishers_info_by_topic(topic):
+            seen[topic] = str(info.topic_type_hash)
+        return topic in seen
+
+    wait_until(advertised, 10.0, "franka_gripper's grasp action")
+    assert seen[topic] == UPSTREAM_FEEDBACK["franka_msgs/action/Grasp"]
+
+
+def test_fingers_resting_on_something_of_another_width_are_not_a_held_object(robot, lib):
+    """The client's model has a 7 cm tape where the robot's world has the 5 cm one: the fingers close on it and rest
+    apart with the tape between them (what the GripperActionController path would take for a grasp), but
+    franka_gripper's grasp at 7 cm says no: GRASP_FAILED, nothing held."""
+    believed = drawer_world()
+    believed.objects["tape"].geometry = {**believed.objects["tape"].geometry, "size": [0.035, 0.03]}
+    ex = make_executor("controllers", lib, believed, robot="fr3", load_scene="/mujoco_robot/load_scene")
+    try:
+        load_world(ex.connection, drawer_world())  # the real tape, 5 cm
+        ex.controller.sync(fresh=True)
+        outcome = run(ex, lib, "pick(tape)")
+        assert outcome.code is ExecCode.GRASP_FAILED, outcome.message
+        assert ex.observe().held is None
+        assert ex.controller.last_outcome is not None
+    finally:
+        ex.close()
