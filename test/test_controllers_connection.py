@@ -112,3 +112,48 @@ def test_a_goal_accepted_after_the_client_gave_up_is_canceled_at_once_never_run(
     finally:
         connection.close()
         arm.close()
+
+
+def test_goals_and_result_requests_are_made_on_the_spinning_thread():
+    """rclpy's action client registers a request's future after sending it: a response handled in between on the
+    spinning thread is dropped and the future never completes (1 of 645 replayed goals on a loaded machine)."""
+    arm = SlowArm(delay_s=0.0, run_s=0.2)
+    connection = RobotConnection(slow_config(accept_s=5.0), node_name="slow_arm_client")
+    threads: list[str] = []
+    for name in ("send_goal_async", "_get_result_async"):
+        original = getattr(connection.arm, name)
+
+        def recorded(*args, _original=original, **kwargs):
+            threads.append(threading.current_thread().name)
+            return _original(*args, **kwargs)
+
+        setattr(connection.arm, name, recorded)
+    try:
+        assert until(connection.arm.server_is_ready, 10.0) and until(lambda: connection.lost() is None, 10.0)
+        outcome = connection.run_trajectory(Waypoints(np.array([0.5, 1.0]), np.zeros((2, 7)), np.zeros((2, 7))))
+        assert outcome.status == "succeeded", outcome.message
+        assert threads == ["robot_connection", "robot_connection"]
+    finally:
+        connection.close()
+        arm.close()
+
+
+def test_a_request_the_executor_did_not_get_to_in_time_is_never_made():
+    from rclpy.executors import SingleThreadedExecutor
+
+    from step_planner.execution.spin_thread import on_spin_thread
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    executor = SingleThreadedExecutor(context=context)
+    made: list[str] = []
+    try:
+        with pytest.raises(TimeoutError):
+            on_spin_thread(executor, lambda: made.append("late"), 0.1)  # nobody spins yet
+        thread = threading.Thread(target=executor.spin, daemon=True)
+        thread.start()
+        assert on_spin_thread(executor, lambda: threading.current_thread() is thread, 5.0)
+        assert made == []
+    finally:
+        executor.shutdown()
+        rclpy.try_shutdown(context=context)

@@ -31,6 +31,7 @@ from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.execution.sim.model import ARM_JOINTS
+from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
 
 POLL_S = 0.005  # how often a waiting call looks at its futures, the cancel event and the robot's liveness
 MONITOR_S = 0.05  # how often a running trajectory's monitor is asked (as the in-process simulator: 50 ms)
@@ -76,14 +77,6 @@ class Stats:
 
     def count(self, kind: dict[str, int], status: str) -> None:
         kind[status] = kind.get(status, 0) + 1
-
-
-def _cancel_if_accepted(future: Any) -> None:
-    """A goal given up on before its server answered: should the server accept it after all, cancel it at once
-    (dropping the future instead would leave the controller running a motion the planner counts as failed)."""
-    handle = future.result() if not future.cancelled() else None
-    if handle is not None and handle.accepted:
-        handle.cancel_goal_async()
 
 
 class RobotConnection:
@@ -217,15 +210,20 @@ class RobotConnection:
         """Send a goal and wait until it is accepted; (goal handle, None) or (None, the outcome)."""
         if not client.server_is_ready():
             return None, ActionOutcome("lost", f"the action server {name} is not available")
-        future = client.send_goal_async(goal, feedback_callback=feedback)
         deadline = time.monotonic() + self.config.timeouts.goal_accept_s
+        try:  # made on the spinning thread: rclpy's action client drops a response that beats its own bookkeeping
+            future = on_spin_thread(self._executor, lambda: client.send_goal_async(goal, feedback_callback=feedback),
+                                    self.config.timeouts.goal_accept_s)
+        except TimeoutError:
+            return None, ActionOutcome("timeout", f"{name}: the goal was not sent within "
+                                                  f"{self.config.timeouts.goal_accept_s:.1f} s (the client is stalled)")
         while not future.done():
             if time.monotonic() > deadline:
-                future.add_done_callback(_cancel_if_accepted)  # the primitive failed: it must not run later
+                future.add_done_callback(cancel_if_accepted)  # the primitive failed: it must not run later
                 return None, ActionOutcome("timeout", f"{name} neither accepted nor rejected the goal within "
                                                       f"{self.config.timeouts.goal_accept_s:.1f} s")
             if (why := self.lost()) is not None:
-                future.add_done_callback(_cancel_if_accepted)
+                future.add_done_callback(cancel_if_accepted)
                 return None, ActionOutcome("lost", f"lost the robot while sending to {name}: {why}")
             time.sleep(POLL_S)
         handle = future.result()
@@ -236,7 +234,12 @@ class RobotConnection:
     def _await(self, handle: Any, name: str, deadline: float, cancel: threading.Event | None,
                monitor: Callable[[], tuple[Any, str] | None] | None = None) -> ActionOutcome:
         """Wait for the result; cancel the goal on ``cancel``, a monitor's complaint, a timeout or a lost robot."""
-        result_future = handle.get_result_async()
+        try:
+            result_future = on_spin_thread(self._executor, handle.get_result_async,
+                                           max(1.0, deadline - time.monotonic()))
+        except TimeoutError:
+            handle.cancel_goal_async()
+            return ActionOutcome("timeout", f"{name}: its result was not asked for in time (the client is stalled)")
         next_monitor = time.monotonic() + MONITOR_S
         outcome: ActionOutcome | None = None
         while not result_future.done():

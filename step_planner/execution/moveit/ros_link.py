@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from step_planner.execution.errors import BackendUnavailable
+from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
 
 POLL_S = 0.005
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}  # action_msgs/GoalStatus STATUS_SUCCEEDED/CANCELED/ABORTED
@@ -133,17 +134,27 @@ class RosLink:
                  feedback: Any = None) -> Ended:
         """Send ``goal`` and wait for its end; ``cancel`` or ``timeout`` cancel it (and wait up to 2 s for it)."""
         deadline = time.monotonic() + timeout
-        future = client.send_goal_async(goal, feedback_callback=feedback)
+        try:  # on the spinning thread: rclpy's action client drops a response that beats its own bookkeeping
+            future = on_spin_thread(self._executor, lambda: client.send_goal_async(goal, feedback_callback=feedback),
+                                    timeout)
+        except TimeoutError:
+            return Ended("timeout", message="the goal could not be sent in time (the client is stalled)")
         while not future.done():
             if cancel is not None and cancel.is_set():
+                future.add_done_callback(cancel_if_accepted)  # it must not run after we gave up on it
                 return Ended("stopped", message="canceled before the goal was accepted")
             if time.monotonic() > deadline:
+                future.add_done_callback(cancel_if_accepted)
                 return Ended("timeout", message="the goal was neither accepted nor rejected in time")
             time.sleep(POLL_S)
         handle = future.result()
         if handle is None or not handle.accepted:
             return Ended("rejected", message="the server rejected the goal")
-        result = handle.get_result_async()
+        try:
+            result = on_spin_thread(self._executor, handle.get_result_async, max(1.0, deadline - time.monotonic()))
+        except TimeoutError:
+            handle.cancel_goal_async()
+            return Ended("timeout", message="its result could not be asked for in time (the client is stalled)")
         why = ""
         while not result.done():
             if cancel is not None and cancel.is_set():
