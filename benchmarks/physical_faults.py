@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     from step_planner.bench.tasks import load_suite
     from step_planner.domain.primitives import PrimitiveLibrary
     from step_planner.execution.controllers.config import BoundaryConfig
-    from step_planner.execution.controllers.connection import RobotConnection
+    from step_planner.execution.controllers.connection import SERVICE_RESEND_S, RobotConnection
     from step_planner.execution.factory import make_executor
     from step_planner.planner.config import PlannerConfig
     from step_planner.resources import config_path
@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
                         executor = make_executor("controllers", lib, world, connection=connection,
                                                  load_scene="/mujoco_robot/load_scene")
                         response = connection.call_service(InjectFault, "/mujoco_robot/inject_fault",
-                                                           InjectFault.Request(kind=kind, target=target))
+                                                           InjectFault.Request(kind=kind, target=target),
+                                                           resend_s=SERVICE_RESEND_S)  # arming is idempotent
                         if not response.success:
                             raise RuntimeError(response.message)
                         return executor

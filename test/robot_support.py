@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from pathlib import Path
 
 from step_planner.domain.world import WorldState
@@ -22,10 +23,11 @@ class RobotProcess(ProductRobotProcess):
 
 def load_world(connection, world: WorldState, seed: int = 0) -> None:
     """Put the robot into ``world`` (its ~/load_scene service), the arm at home."""
+    from step_planner.execution.controllers.connection import SERVICE_RESEND_S
     from step_planner_interfaces.srv import LoadScene
 
-    response = connection.call_service(LoadScene, "/mujoco_robot/load_scene",
-                                       LoadScene.Request(world_json=json.dumps(world.to_dict()), seed=seed))
+    request = LoadScene.Request(world_json=json.dumps(world.to_dict()), seed=seed, request_id=uuid.uuid4().hex)
+    response = connection.call_service(LoadScene, "/mujoco_robot/load_scene", request, resend_s=SERVICE_RESEND_S)
     assert response.success, response.message
 
 
@@ -39,8 +41,9 @@ def wait_until(predicate, timeout: float = START_S, what: str = "condition") -> 
 
 def inject_fault(connection, kind: str, target: str) -> None:
     """Arm a physical fault in the MuJoCo robot (its ~/inject_fault service)."""
+    from step_planner.execution.controllers.connection import SERVICE_RESEND_S
     from step_planner_interfaces.srv import InjectFault
 
     response = connection.call_service(InjectFault, "/mujoco_robot/inject_fault",
-                                       InjectFault.Request(kind=kind, target=target))
+                                       InjectFault.Request(kind=kind, target=target), resend_s=SERVICE_RESEND_S)
     assert response.success, response.message

@@ -13,7 +13,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.executors import MultiThreadedExecutor
 
 from step_planner.execution.controllers.config import BoundaryConfig
-from step_planner.execution.controllers.connection import RobotConnection
+from step_planner.execution.controllers.connection import RobotConnection, RobotUnavailable
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.resources import config_path
 
@@ -157,3 +157,92 @@ def test_a_request_the_executor_did_not_get_to_in_time_is_never_made():
     finally:
         executor.shutdown()
         rclpy.try_shutdown(context=context)
+
+
+class LosingService:
+    """A ~/load_scene whose first ``lose`` answers never arrive in time (as rmw_fastrtps drops the answer to a
+    client whose response reader it has not matched yet); later requests are answered at once."""
+
+    def __init__(self, name: str, lose: int) -> None:
+        self.lose = lose
+        from rclpy.callback_groups import ReentrantCallbackGroup
+
+        from step_planner_interfaces.srv import LoadScene
+
+        self.requests: list[str] = []
+        self.release = threading.Event()
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("losing_service", context=self.context)
+        self.node.create_service(LoadScene, name, self._answer, callback_group=ReentrantCallbackGroup())
+        self.executor = MultiThreadedExecutor(num_threads=8, context=self.context)
+        self.executor.add_node(self.node)
+        threading.Thread(target=self.executor.spin, daemon=True).start()
+
+    def _answer(self, request, response):
+        self.requests.append(request.request_id)
+        if len(self.requests) <= self.lose:
+            self.release.wait(30.0)
+        response.success, response.message = True, f"answer {len(self.requests)}"
+        return response
+
+    def close(self) -> None:
+        self.release.set()
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+def test_a_service_answer_that_does_not_come_is_asked_for_again_only_when_the_caller_allows_it():
+    from step_planner_interfaces.srv import LoadScene
+
+    name = "/losing_robot/load_scene"
+    server = LosingService(name, lose=2)
+    connection = RobotConnection(slow_config(accept_s=1.0), node_name="losing_client")
+    try:
+        request = LoadScene.Request(scene="drawer_desk", request_id="load-1")
+        with pytest.raises(RobotUnavailable, match="did not answer within 1 s"):
+            connection.call_service(LoadScene, name, request, timeout=1.0)  # not repeatable: asked once
+        assert server.requests == ["load-1"]
+        start = time.monotonic()
+        response = connection.call_service(LoadScene, name, request, timeout=10.0, resend_s=0.5)
+        assert response.message == "answer 3" and time.monotonic() - start < 5.0
+        assert server.requests == ["load-1", "load-1", "load-1"]  # the same id each time
+    finally:
+        connection.close()
+        server.close()
+
+
+def test_the_connections_own_stall_is_not_the_robots_silence_but_real_silence_is():
+    """While the connection's spin thread is held up (in the node's process a long call holding the GIL, or a busy
+    CPU), the joint states the robot sends wait in the queue: the robot is not lost. A robot that stops
+    publishing is lost after state_stale_s."""
+    from step_planner.execution.spin_thread import on_spin_thread
+
+    arm = SlowArm(delay_s=0.0)
+    connection = RobotConnection(slow_config(accept_s=1.0), node_name="stall_client")
+    stale = connection.config.timeouts.state_stale_s
+    try:
+        assert until(lambda: connection.joints() is not None and connection.lost() is None, 10.0), connection.lost()
+        stall = threading.Thread(target=on_spin_thread, args=(connection._executor, lambda: time.sleep(2 * stale),
+                                                              5.0))
+        stall.start()
+        said: list[str | None] = []
+        age = 0.0
+        end = time.monotonic() + 2 * stale
+        while time.monotonic() < end:
+            said.append(connection.lost())
+            age = max(age, time.monotonic() - connection.joints().received)
+            time.sleep(0.02)
+        stall.join()
+        assert age > stale, age  # nothing was heard for longer than the limit
+        assert set(said) == {None}, set(said)
+        time.sleep(0.2)
+        assert connection.lost() is None, connection.lost()
+        arm.close()  # the robot's joint states stop
+        assert until(lambda: connection.lost() is not None, stale + 3.0)
+        assert "no joint state" in connection.lost()
+    finally:
+        connection.close()
+        if arm.context.ok():
+            arm.close()

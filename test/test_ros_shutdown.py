@@ -101,11 +101,12 @@ class Client:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
 
-    def until(self, predicate, what: str, timeout: float = WAIT_S) -> None:
+    def until(self, predicate, what: str, timeout: float = WAIT_S, log: Path | None = None) -> None:
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
+                tail = f"; the node's output:\n{log.read_text()[-3000:]}" if log is not None else ""
+                raise AssertionError(f"timed out waiting for {what}{tail}")
             self.executor.spin_once(timeout_sec=0.02)
 
     def close(self) -> None:
@@ -161,24 +162,27 @@ def test_the_node_stops_cleanly(case: Case, client: Client, held, tmp_path: Path
         args += ["-p", "backend:=sim"]
     log = tmp_path / "node.log"
     env = {**os.environ, "HOME": str(tmp_path)}  # nothing of the run lands in the real home
+    action = sub = None
+    positions: list[list[float]] = []
+    if case.state != "idle":
+        # Made before the node exists, so the node learns of this client's response readers as it discovers this
+        # process: rmw_fastrtps's server drops a goal's response when it has not matched the client's reader
+        # within 100 ms (rmw_fastrtps_shared_cpp/src/rmw_response.cpp, jazzy; "failed to send response
+        # (timeout)" in the node's log), which a client made after the node started hit under load.
+        sub = client.node.create_subscription(JointState, joints, lambda m: positions.append(list(m.position)), 10)
+        action = ActionClient(client.node, ExecuteTask, f"/{name}/execute_task")
     with log.open("w") as out:
         proc = subprocess.Popen([str(NODE), *args], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)  # its own group, as ros2 launch's is
-    action = positions = sub = None
     try:
         client.until(lambda: "ready:" in log.read_text() or proc.poll() is not None, "the node to start")
         assert proc.poll() is None, log.read_text()
         result = None
-        if case.state != "idle":
-            positions = []
-            sub = client.node.create_subscription(JointState, joints, lambda m: positions.append(list(m.position)), 10)
-            action = ActionClient(client.node, ExecuteTask, f"/{name}/execute_task")
+        if action is not None:
             assert action.wait_for_server(timeout_sec=WAIT_S), "no action server"
-            # The new node must also have discovered this client's response readers, or rmw_fastrtps drops the
-            # goal's response ("failed to send response (timeout)", seen once under load): give discovery a moment.
-            time.sleep(SETTLE_S)
+            time.sleep(SETTLE_S)  # and a moment more for discovery on a loaded machine
             sent = action.send_goal_async(ExecuteTask.Goal(instruction=TASK))
-            client.until(sent.done, "the goal to be accepted")
+            client.until(sent.done, "the goal to be accepted", log=log)
             assert sent.result().accepted
             result = sent.result().get_result_async()
             if case.state == "goal":

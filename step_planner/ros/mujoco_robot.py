@@ -43,6 +43,7 @@ from step_planner.execution.sim.robot import SimRobot
 from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
 from step_planner.execution.sim.telemetry import Sampler
 from step_planner.resources import config_dir
+from step_planner.ros.request_once import RequestOnce
 from step_planner_interfaces.srv import InjectFault, LoadScene
 
 JTC_TYPE = "joint_trajectory_controller/JointTrajectoryController"
@@ -126,7 +127,8 @@ class MujocoRobotNode(Node):
         the boundary's object_poses topic (tf2_msgs/TFMessage): objects and cabinets as models in the world,
         drawers as links of their cabinet, as gz-sim's PosePublisher through ros_gz_bridge
     Services:
-        ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home
+        ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home (a repeated request_id
+            is answered from the first load)
         ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests)
     """
 
@@ -178,6 +180,7 @@ class MujocoRobotNode(Node):
                                       execute_callback=self._execute_grip, goal_callback=lambda _: GoalResponse.ACCEPT,
                                       handle_accepted_callback=self._grip_accepted, cancel_callback=self._grip_cancel,
                                       callback_group=group)
+        self._loads = RequestOnce()
         self.create_service(LoadScene, "~/load_scene", self._on_load_scene, callback_group=group)
         self.create_service(InjectFault, "~/inject_fault", self._on_inject_fault, callback_group=group)
         self.robot.hooks += [Sampler(1.0 / p["joint_state_rate_hz"], self._publish_joints),
@@ -320,17 +323,21 @@ class MujocoRobotNode(Node):
 
     # ---- scene ---------------------------------------------------------------------------------------------
     def _on_load_scene(self, request: LoadScene.Request, response: LoadScene.Response) -> LoadScene.Response:
-        try:
-            world = self._world(request.scene) if request.scene else \
-                WorldState.from_dict(json.loads(request.world_json))
-            self.robot.load(world, int(request.seed))
-        except (ValueError, SceneError, TypeError, KeyError) as exc:
-            response.success, response.message = False, f"scene not loaded: {exc}"
-            return response
-        response.success = True
-        response.message = f"loaded {request.scene or 'the given world'} (seed {request.seed})"
-        self.get_logger().info(response.message)
+        """A repeated ``request_id`` gets the first load's answer (step_planner/ros/request_once.py)."""
+        answer = self._loads.run(request.request_id, lambda: self._load(request.scene, request.world_json,
+                                                                        int(request.seed)))
+        response.success, response.message = answer or (False, "the first request of this id is still loading")
         return response
+
+    def _load(self, scene: str, world_json: str, seed: int) -> tuple[bool, str]:
+        try:
+            world = self._world(scene) if scene else WorldState.from_dict(json.loads(world_json))
+            self.robot.load(world, seed)
+        except (ValueError, SceneError, TypeError, KeyError) as exc:
+            return False, f"scene not loaded: {exc}"
+        message = f"loaded {scene or 'the given world'} (seed {seed})"
+        self.get_logger().info(message)
+        return True, message
 
     def _on_inject_fault(self, request: InjectFault.Request, response: InjectFault.Response) -> InjectFault.Response:
         problem = self.robot.arm_fault(request.kind, request.target)

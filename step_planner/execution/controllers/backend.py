@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import Outcome
 from step_planner.execution.controllers.config import BoundaryConfig
-from step_planner.execution.controllers.connection import RobotConnection, RobotUnavailable
+from step_planner.execution.controllers.connection import SERVICE_RESEND_S, RobotConnection, RobotUnavailable
 from step_planner.execution.controllers.port import RemoteController
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.executor import MotionStackExecutor
@@ -89,8 +90,9 @@ class ControllersExecutor(MotionStackExecutor):
     def _load_robot_world(self, world: WorldState) -> None:
         from step_planner_interfaces.srv import LoadScene
 
-        request = LoadScene.Request(world_json=json.dumps(world.to_dict()), seed=self.seed)
-        response = self.connection.call_service(LoadScene, self.load_scene, request)
+        request = LoadScene.Request(world_json=json.dumps(world.to_dict()), seed=self.seed,
+                                    request_id=uuid.uuid4().hex)  # asked again under this id if the answer is lost
+        response = self.connection.call_service(LoadScene, self.load_scene, request, resend_s=SERVICE_RESEND_S)
         if not response.success:
             raise RobotUnavailable(f"{self.load_scene}: {response.message}")
 

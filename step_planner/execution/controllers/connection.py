@@ -35,6 +35,9 @@ from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_threa
 
 POLL_S = 0.005  # how often a waiting call looks at its futures, the cancel event and the robot's liveness
 MONITOR_S = 0.05  # how often a running trajectory's monitor is asked (as the in-process simulator: 50 ms)
+SERVICE_RESEND_S = 2.0  # a repeatable service request unanswered this long is sent again (see call_service)
+TICK_S = 0.05  # the spin thread's pulse (see RobotConnection._on_tick)
+STALL_S = 0.25  # a pulse this late: the spin thread was starved, and heard nothing the robot sent meanwhile
 FINGER_REST_SPEED = 1e-3  # m/s: the fingers have come to rest
 STATUS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_CANCELED: "canceled",
           GoalStatus.STATUS_ABORTED: "aborted"}
@@ -95,6 +98,8 @@ class RobotConnection:
         self._poses_received = 0.0
         self._feedback_error = 0.0
         self.stats = Stats()
+        self._service_clients: dict[str, Any] = {}
+        self._tick = self._listening_since = time.monotonic()
         self.arm = ActionClient(self.node, FollowJointTrajectory, config.arm.action)
         self.gripper = ActionClient(self.node, GripperCommand, config.gripper.action)
         self.franka: dict[str, ActionClient] = {}  # franka_gripper's grasp and move (franka_msgs), FR3 only
@@ -108,6 +113,7 @@ class RobotConnection:
         self.node.create_subscription(JointState, config.joint_states, self._on_joints, sensor)
         if config.object_poses:
             self.node.create_subscription(TFMessage, config.object_poses, self._on_poses, sensor)
+        self.node.create_timer(TICK_S, self._on_tick)
         self._executor = SingleThreadedExecutor(context=self.context)
         self._executor.add_node(self.node)
         self._thread = threading.Thread(target=self._spin, name="robot_connection", daemon=True)
@@ -131,6 +137,15 @@ class RobotConnection:
             if old is not None:
                 pos, vel = {**old.position, **pos}, {**old.velocity, **vel}
             self._joints = Joints(pos, vel, time.monotonic(), m.seconds(msg.header.stamp))
+
+    def _on_tick(self) -> None:
+        """The spin thread's pulse: after a gap (this process held the GIL, e.g. compiling a MuJoCo model), the
+        robot's silence is counted again from now, as the joint states it sent meanwhile are still queued."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._tick > STALL_S:
+                self._listening_since = now
+            self._tick = now
 
     def _on_poses(self, msg: TFMessage) -> None:
         now = time.monotonic()
@@ -168,12 +183,17 @@ class RobotConnection:
         return False
 
     def lost(self) -> str | None:
-        """Why the robot counts as lost, or None: its joint states stopped for ``state_stale_s``."""
-        joints = self.joints()
+        """Why the robot counts as lost, or None: its joint states stopped for ``state_stale_s`` while this
+        connection was listening (a stall of its own spin thread is not the robot's silence)."""
+        now = time.monotonic()
+        with self._lock:
+            joints, tick, since = self._joints, self._tick, self._listening_since
         stale = self.config.timeouts.state_stale_s
         if joints is None:
             return f"no joint state on {self.config.joint_states}"
-        age = time.monotonic() - joints.received
+        if now - tick > STALL_S:  # not listening right now: judged once the spin thread runs again
+            return None
+        age = now - max(joints.received, since)
         if age > stale:
             return f"no joint state on {self.config.joint_states} for {age:.1f} s (limit {stale:.1f} s)"
         return None
@@ -388,20 +408,39 @@ class RobotConnection:
         return g.opening_from_result(result.position) if result is not None else 0.0
 
     # ---- the simulator's reset ------------------------------------------------------------------------------
-    def call_service(self, srv_type: Any, name: str, request: Any, timeout: float = 10.0) -> Any:
-        client = self.node.create_client(srv_type, name)
+    def call_service(self, srv_type: Any, name: str, request: Any, timeout: float = 10.0,
+                     resend_s: float | None = None) -> Any:
+        """The service's answer, or RobotUnavailable after ``timeout``. ``resend_s``: ask again after that long
+        without an answer, for requests that are safe to repeat (idempotent, or carrying an id the server answers
+        once): a new client's first answer can be lost, since rmw_fastrtps's server waits only 100 ms for the
+        client's response reader to be matched and then drops the answer (rmw_fastrtps_shared_cpp/src/
+        rmw_response.cpp, jazzy, "workaround for the race on the discovery of services")."""
+        with self._lock:
+            client = self._service_clients.get(name)
+            if client is None:
+                client = self._service_clients[name] = self.node.create_client(srv_type, name)
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise RobotUnavailable(f"no service {name}")
+        deadline = time.monotonic() + timeout
+        futures: list[Any] = []
+        ask_at = time.monotonic()
         try:
-            if not client.wait_for_service(timeout_sec=timeout):
-                raise RobotUnavailable(f"no service {name}")
-            future = client.call_async(request)
-            deadline = time.monotonic() + timeout
-            while not future.done():
-                if time.monotonic() > deadline:
-                    raise RobotUnavailable(f"{name} did not answer within {timeout:.0f} s")
+            while True:
+                if (done := next((f for f in futures if f.done()), None)) is not None:
+                    return done.result()
+                now = time.monotonic()
+                if now > deadline:
+                    raise RobotUnavailable(f"{name} did not answer within {timeout:.0f} s"
+                                           + (f" ({len(futures)} requests)" if len(futures) > 1 else ""))
+                if now >= ask_at:
+                    if futures:
+                        self.node.get_logger().warning(f"{name}: no answer after {resend_s:.1f} s, asking again")
+                    futures.append(client.call_async(request))
+                    ask_at = now + resend_s if resend_s else float("inf")
                 time.sleep(POLL_S)
-            return future.result()
         finally:
-            self.node.destroy_client(client)
+            for future in futures:
+                future.cancel()  # an answer still owed is dropped, not kept pending in the client
 
     def close(self) -> None:
         self._executor.shutdown()
