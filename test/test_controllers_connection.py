@@ -246,3 +246,21 @@ def test_the_connections_own_stall_is_not_the_robots_silence_but_real_silence_is
         connection.close()
         if arm.context.ok():
             arm.close()
+
+
+def test_a_goal_whose_accepted_answer_was_lost_is_followed_from_the_status_topic():
+    from control_msgs.action import FollowJointTrajectory
+    from losing_action import AnswerLosingServer
+
+    arm = AnswerLosingServer(FollowJointTrajectory, ACTION, joint_states=JOINT_STATES)
+    connection = RobotConnection(slow_config(accept_s=5.0), node_name="lost_answer_client")
+    try:
+        assert until(connection.arm.server_is_ready, 10.0) and until(lambda: connection.lost() is None, 10.0)
+        start = time.monotonic()
+        outcome = connection.run_trajectory(Waypoints(np.array([0.5, 1.0]), np.zeros((2, 7)), np.zeros((2, 7))))
+        assert outcome.status == "succeeded", outcome.message
+        assert time.monotonic() - start < 3.0  # found on the status topic, not waited out
+        assert connection.stats.adopted == 1 and len(arm.goals) == 1
+    finally:
+        connection.close()
+        arm.close()

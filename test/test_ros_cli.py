@@ -41,6 +41,25 @@ def test_send_reports_a_missing_server_quickly():
     assert sent.returncode == 2 and "no action server /nobody_here/execute_task" in sent.stderr
 
 
+def test_send_follows_a_goal_whose_accepted_answer_was_lost():
+    """The node runs the goal but its answer never arrives (rmw_fastrtps dropped it): send finds the goal on the
+    action's status topic and reports its result instead of 'did not answer the goal'."""
+    import uuid
+
+    from losing_action import AnswerLosingServer
+
+    from step_planner_interfaces.action import ExecuteTask
+
+    node = f"/losing_{uuid.uuid4().hex[:6]}"
+    server = AnswerLosingServer(ExecuteTask, f"{node}/execute_task", run_s=0.5)
+    try:
+        sent = _cli("send", TASK, "--node", node, "--wait", "15", "--quiet")
+        assert "did not answer the goal" not in sent.stderr, sent.stderr
+        assert len(server.goals) == 1 and "outcome: FAILED" in sent.stdout, (sent.stdout, sent.stderr)
+    finally:
+        server.close()
+
+
 def test_ctrl_c_on_send_cancels_the_goal_and_prints_its_result_without_a_traceback():
     import signal
     import time

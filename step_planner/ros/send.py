@@ -18,7 +18,8 @@ import argparse
 import select
 import sys
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import rclpy
 from action_msgs.msg import GoalStatus
@@ -27,6 +28,7 @@ from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
 from step_planner.console import GOAL_PROMPT, parse_goal_reply
+from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adopt_if_listed, new_goal_id
 from step_planner.planner.person import ReplyKind
 from step_planner.ros.conversions import ERROR_NAMES, msg_to_tree, render_tree
 from step_planner.ros.qos import feedback_stream, latched
@@ -147,10 +149,16 @@ class PersonAtTerminal:
             self._prompt()
 
 
-def _spin_until(node, future, timeout: float | None = None) -> bool:
+def _spin_until(node, future, timeout: float | None = None,
+                every: tuple[float, Callable[[], Any]] | None = None) -> bool:
+    """Spin until ``future`` is done (False after ``timeout``); ``every`` (period, call): call it that often."""
     deadline = None if timeout is None else time.monotonic() + timeout
+    due = time.monotonic() + every[0] if every else float("inf")
     while not future.done():
         rclpy.spin_once(node, timeout_sec=0.1)
+        if every and time.monotonic() > due:
+            due = time.monotonic() + every[0]
+            every[1]()
         if deadline is not None and time.monotonic() > deadline:
             return False
     return True
@@ -213,8 +221,10 @@ def main_send(argv: list[str] | None = None) -> int:
         person = PersonAtTerminal(node, args.node, out, read=not args.no_input and sys.stdin.isatty())
         goal = ExecuteTask.Goal(instruction=args.instruction, scene=args.scene, dry_run=args.dry_run,
                                 success_when=list(args.goal))
-        send_future = client.send_goal_async(goal, feedback_callback=show_feedback)
-        if not _spin_until(node, send_future, timeout=args.wait):
+        goal_id, watch = new_goal_id(), StatusWatch(node, f"{args.node}/execute_task")
+        send_future = client.send_goal_async(goal, feedback_callback=show_feedback, goal_uuid=goal_id)
+        if not _spin_until(node, send_future, timeout=args.wait,  # an answer lost on the way: found in the status
+                           every=(ACCEPT_PROBE_S, lambda: adopt_if_listed(client, send_future, goal_id, watch))):
             print(f"step-planner send: {args.node} did not answer the goal within {args.wait:g} s", file=sys.stderr)
             return 2
         handle = send_future.result()

@@ -30,6 +30,7 @@ from step_planner.domain.pose_tree import PoseTree, WorldPose
 from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.trajectory import Waypoints
+from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adopt_on_spin_thread, new_goal_id
 from step_planner.execution.sim.model import ARM_JOINTS
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
 
@@ -77,6 +78,7 @@ class Stats:
     trajectories: dict[str, int] = field(default_factory=dict)
     gripper: dict[str, int] = field(default_factory=dict)
     tracking_errors: list[float] = field(default_factory=list)
+    adopted: int = 0  # goals whose "accepted" answer was lost and that were found on the status topic
 
     def count(self, kind: dict[str, int], status: str) -> None:
         kind[status] = kind.get(status, 0) + 1
@@ -109,6 +111,8 @@ class RobotConnection:
             node = config.gripper.node
             self.franka = {f"{node}/{name}": ActionClient(self.node, kind, f"{node}/{name}")
                            for name, kind in (("grasp", Grasp), ("move", Move))}
+        self._watches = {name: StatusWatch(self.node, name)
+                         for name in (config.arm.action, config.gripper.action, *self.franka)}
         sensor = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(JointState, config.joint_states, self._on_joints, sensor)
         if config.object_poses:
@@ -231,13 +235,23 @@ class RobotConnection:
         if not client.server_is_ready():
             return None, ActionOutcome("lost", f"the action server {name} is not available")
         deadline = time.monotonic() + self.config.timeouts.goal_accept_s
+        goal_id = new_goal_id()
         try:  # made on the spinning thread: rclpy's action client drops a response that beats its own bookkeeping
-            future = on_spin_thread(self._executor, lambda: client.send_goal_async(goal, feedback_callback=feedback),
+            future = on_spin_thread(self._executor, lambda: client.send_goal_async(goal, feedback_callback=feedback,
+                                                                                   goal_uuid=goal_id),
                                     self.config.timeouts.goal_accept_s)
         except TimeoutError:
             return None, ActionOutcome("timeout", f"{name}: the goal was not sent within "
                                                   f"{self.config.timeouts.goal_accept_s:.1f} s (the client is stalled)")
+        probe_at = time.monotonic() + ACCEPT_PROBE_S
         while not future.done():
+            if time.monotonic() > probe_at and name in self._watches:  # the answer may be lost: is the goal listed?
+                probe_at = time.monotonic() + ACCEPT_PROBE_S
+                if adopt_on_spin_thread(self._executor, client, future, goal_id, self._watches[name]):
+                    self.stats.adopted += 1
+                    self.node.get_logger().warning(f"{name}: the goal's answer did not arrive; the status topic "
+                                                   "lists it as accepted, so it is followed from there")
+                    break
             if time.monotonic() > deadline:
                 future.add_done_callback(cancel_if_accepted)  # the primitive failed: it must not run later
                 return None, ActionOutcome("timeout", f"{name} neither accepted nor rejected the goal within "

@@ -64,6 +64,7 @@ class RosLink:
         self._lock = threading.Lock()
         self._fingers: dict[str, tuple[float, float]] = {}
         self._fingers_at = 0.0
+        self._watches: dict[int, Any] = {}  # id(action client) -> its goal_status.StatusWatch
         self.node.create_subscription(JointState, joint_states, self._on_joints, 10)
         self.joint_states = self.node.resolve_topic_name(joint_states)
         self._executor = SingleThreadedExecutor(context=self.context)
@@ -113,7 +114,11 @@ class RosLink:
     def action_client(self, action_type: Any, name: str) -> Any:
         from rclpy.action import ActionClient
 
-        return ActionClient(self.node, action_type, name)
+        from step_planner.execution.goal_status import StatusWatch
+
+        client = ActionClient(self.node, action_type, name)
+        self._watches[id(client)] = StatusWatch(self.node, name)  # for a goal whose accepted answer is lost
+        return client
 
     def resolve(self, name: str) -> str:
         return self.node.resolve_topic_name(name)
@@ -133,13 +138,22 @@ class RosLink:
     def run_goal(self, client: Any, goal: Any, timeout: float, cancel: threading.Event | None,
                  feedback: Any = None) -> Ended:
         """Send ``goal`` and wait for its end; ``cancel`` or ``timeout`` cancel it (and wait up to 2 s for it)."""
+        from step_planner.execution.goal_status import ACCEPT_PROBE_S, adopt_on_spin_thread, new_goal_id
+
         deadline = time.monotonic() + timeout
+        goal_id = new_goal_id()
         try:  # on the spinning thread: rclpy's action client drops a response that beats its own bookkeeping
-            future = on_spin_thread(self._executor, lambda: client.send_goal_async(goal, feedback_callback=feedback),
-                                    timeout)
+            future = on_spin_thread(self._executor, lambda: client.send_goal_async(goal, feedback_callback=feedback,
+                                                                                   goal_uuid=goal_id), timeout)
         except TimeoutError:
             return Ended("timeout", message="the goal could not be sent in time (the client is stalled)")
+        probe_at = time.monotonic() + ACCEPT_PROBE_S
         while not future.done():
+            watch = self._watches.get(id(client))
+            if watch is not None and time.monotonic() > probe_at:  # the answer may be lost: is the goal listed?
+                probe_at = time.monotonic() + ACCEPT_PROBE_S
+                if adopt_on_spin_thread(self._executor, client, future, goal_id, watch):
+                    break
             if cancel is not None and cancel.is_set():
                 future.add_done_callback(cancel_if_accepted)  # it must not run after we gave up on it
                 return Ended("stopped", message="canceled before the goal was accepted")
