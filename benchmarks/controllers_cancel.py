@@ -61,13 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     print("No planner and no answers at all (NOT an LLM): primitives run directly. The MuJoCo robot at real-time "
           f"factor {args.realtime_factor} "
           f"in another process; {args.runs} cancels.\n")
-    samples: list[tuple[float, float]] = []  # (received, fastest arm joint)
+    samples: list[tuple[float, float, str]] = []  # (received, fastest arm joint's speed, its name)
     lock = threading.Lock()
 
     def on_joints(msg: JointState) -> None:
-        speed = max(abs(v) for n, v in zip(msg.name, msg.velocity, strict=False) if n in config.arm.joints)
+        speed, joint = max((abs(v), n) for n, v in zip(msg.name, msg.velocity, strict=False) if n in config.arm.joints)
         with lock:
-            samples.append((time.monotonic(), speed))
+            samples.append((time.monotonic(), speed, joint))
 
     stops, returns, codes, at_cancel = [], [], [], []
     with RobotProcess(realtime_factor=args.realtime_factor, scene="drawer_desk"):
@@ -115,12 +115,17 @@ def main(argv: list[str] | None = None) -> int:
                 returns.append(returned - t_set)
                 time.sleep(0.3)
                 with lock:
-                    after = [(t, s) for t, s in samples if t > t_set]
-                    before = [s for t, s in samples if t <= t_set]
-                still = next((t for t, s in after if s < STILL), None)
+                    after = [(t, s, j) for t, s, j in samples if t > t_set]
+                    before = [(s, j) for t, s, j in samples if t <= t_set]
+                still = next((t for t, s, _ in after if s < STILL), None)
                 if still is not None:
                     stops.append(still - t_set)
-                at_cancel.append(before[-1] if before else float("nan"))
+                at_cancel.append(before[-1][0] if before else float("nan"))
+                # per run (stderr): the stop, the fastest joint at the cancel, and the speed 100 ms later
+                later = next(((s, j) for t, s, j in after if t >= t_set + 0.1), (float("nan"), "-"))
+                print(f"run {run}: stopped in {(still - t_set) * 1000 if still else float('nan'):.0f} ms; at the "
+                      f"cancel {before[-1][1] if before else '-'} {at_cancel[-1]:.2f} rad/s; 100 ms later "
+                      f"{later[1]} {later[0]:.3f} rad/s", file=sys.stderr, flush=True)
             executor.close()
         finally:
             connection.close()
