@@ -242,6 +242,16 @@ def test_the_connections_own_stall_is_not_the_robots_silence_but_real_silence_is
         arm.close()  # the robot's joint states stop
         assert until(lambda: connection.lost() is not None, stale + 3.0)
         assert "no joint state" in connection.lost()
+        # a stall now does not make the gone robot look alive, during it or after it
+        time.sleep(0.3)  # well past the limit (the silence heard before a stall is what counts during it)
+        stall = threading.Thread(target=on_spin_thread, args=(connection._executor, lambda: time.sleep(stale), 5.0))
+        stall.start()
+        said = []
+        while stall.is_alive():
+            said.append(connection.lost())
+            time.sleep(0.02)
+        said += [connection.lost() for _ in range(3) if time.sleep(0.1) is None]
+        assert None not in said, said
     finally:
         connection.close()
         if arm.context.ok():

@@ -143,12 +143,15 @@ class RobotConnection:
             self._joints = Joints(pos, vel, time.monotonic(), m.seconds(msg.header.stamp))
 
     def _on_tick(self) -> None:
-        """The spin thread's pulse: after a gap (this process held the GIL, e.g. compiling a MuJoCo model), the
-        robot's silence is counted again from now, as the joint states it sent meanwhile are still queued."""
+        """The spin thread's pulse: a gap (this process held the GIL, e.g. compiling a MuJoCo model) is left out
+        of the robot's silence, as the joint states it sent meanwhile are still queued; the silence heard before
+        the gap still counts, so a robot already gone does not look alive after a stall."""
         now = time.monotonic()
         with self._lock:
-            if now - self._tick > STALL_S:
-                self._listening_since = now
+            stall = now - self._tick
+            if stall > STALL_S:  # the gap is not counted: a robot silent before it stays as silent as it was
+                heard = max(self._joints.received, self._listening_since) if self._joints else self._listening_since
+                self._listening_since = min(now, heard + stall)
             self._tick = now
 
     def _on_poses(self, msg: TFMessage) -> None:
@@ -195,9 +198,8 @@ class RobotConnection:
         stale = self.config.timeouts.state_stale_s
         if joints is None:
             return f"no joint state on {self.config.joint_states}"
-        if now - tick > STALL_S:  # not listening right now: judged once the spin thread runs again
-            return None
-        age = now - max(joints.received, since)
+        listened_until = tick if now - tick > STALL_S else now  # a stall going on right now is not counted
+        age = listened_until - max(joints.received, since)
         if age > stale:
             return f"no joint state on {self.config.joint_states} for {age:.1f} s (limit {stale:.1f} s)"
         return None
