@@ -11,8 +11,9 @@ ed360c97 (4.42.1):
 - ``GAC``  gripper_controllers/include/gripper_controllers/gripper_action_controller_impl.hpp
 
 Deviations, on purpose: the controllers update at the physics rate (every 2 ms) instead of the controller
-manager's ``update_rate``; ``interpolate_from_desired_state``, ``cmd_timeout``, partial goals, angle
-wrap-around and deceleration on cancel are not reproduced (all off in the Panda and FR3 configs).
+manager's ``update_rate``; ``interpolate_from_desired_state``, ``cmd_timeout``, partial goals and angle
+wrap-around are not reproduced (all off in the Panda and FR3 configs). Deceleration on cancel is (the Panda's
+config turns it on, see config/ros2_controllers_panda.yaml).
 """
 
 from __future__ import annotations
