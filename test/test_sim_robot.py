@@ -70,3 +70,23 @@ def test_model_poses_report_objects_in_the_world_and_drawers_in_their_cabinet():
     assert all(p.frame_id == r.world_name for k, p in poses.items() if "/" not in k)
     assert {k for k in poses if "/" not in k} >= set(r.info.objects)
     assert pytest.approx(1.0) == float(np.linalg.norm(poses[drawer].orientation))
+
+
+def test_no_physics_step_runs_while_a_reader_holds_the_robots_lock():
+    """The truth and the perception the robot publishes are read under its lock: a physics step half done (its
+    contacts rebuilt from none) must never be seen, so the physics thread steps under the same lock. Before, the
+    step took the controller's own lock and a 'held' pen read as held by nothing now and then."""
+    import time
+
+    r = robot().start()
+    try:
+        start = r.time
+        while r.time - start < 0.01:  # the physics thread runs
+            time.sleep(0.001)
+        for _ in range(20):
+            with r.lock:
+                before, ncon = r.time, r.data.ncon
+                time.sleep(0.005)
+                assert (r.time, r.data.ncon) == (before, ncon)
+    finally:
+        r.stop()

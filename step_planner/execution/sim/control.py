@@ -47,6 +47,7 @@ class Controller:
         index: PandaIndex,
         on_step: Callable[[mujoco.MjData], None] | None = None,
         pace: float = 0.0,
+        lock: threading.RLock | None = None,
     ) -> None:
         if pace < 0:
             raise ValueError(f"pace must be >= 0, got {pace}")
@@ -54,7 +55,9 @@ class Controller:
         self.on_step = on_step
         self.pace = pace
         self._anchor = (time.perf_counter(), data.time)  # (wall, sim) at the last re-anchoring
-        self.lock = threading.RLock()  # observe() from another thread reads a consistent state
+        # observe() from another thread reads a consistent state; an owner that reads the physics too passes its
+        # own lock, so no reader sees a step half done (contacts are rebuilt from none at every step)
+        self.lock = lock if lock is not None else threading.RLock()
         self.q_ref = data.qpos[index.arm_qpos].copy()
         self.grip_ref = FINGER_MAX
         self.sim_time_moving = 0.0
