@@ -1,4 +1,5 @@
-"""An action server whose answers to new goals never arrive, for the clients that must cope with it."""
+"""Servers whose answers never arrive (an action's goal answers, a service's first answers), for the clients
+that must cope with it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,28 @@ from rclpy.executors import MultiThreadedExecutor
 FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
 
 
-class AnswerLosingServer:
+class _OwnNode:
+    """A node in a context of its own, spun by a thread pool; ``release`` lets held-back answers go at close."""
+
+    def __init__(self, node_name: str) -> None:
+        self.release = threading.Event()
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(node_name, context=self.context)
+
+    def _spin(self) -> None:
+        self.executor = MultiThreadedExecutor(num_threads=8, context=self.context)
+        self.executor.add_node(self.node)
+        threading.Thread(target=self.executor.spin, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+class AnswerLosingServer(_OwnNode):
     """An action as rcl_action lays it on DDS (three services, two topics), served by hand: every goal is run for
     ``run_s`` and listed on the status topic, but the answer to the goal never arrives (as when rmw_fastrtps drops
     the response to a client it has not matched yet: the server logs it and runs the goal anyway). Results are
@@ -26,10 +48,7 @@ class AnswerLosingServer:
         impl = action_type.Impl
         self.action_type, self.name, self.run_s = action_type, name, run_s
         self.goals: dict[bytes, float] = {}  # goal id -> when it ends
-        self.release = threading.Event()
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("answer_losing_server", context=self.context)
+        super().__init__("answer_losing_server")
         group = ReentrantCallbackGroup()
         for kind, service, callback in ((impl.SendGoalService, "send_goal", self._send_goal),
                                         (impl.CancelGoalService, "cancel_goal", self._cancel),
@@ -46,9 +65,7 @@ class AnswerLosingServer:
             states = self.node.create_publisher(JointState, joint_states, 10)
             self.node.create_timer(0.02, lambda: states.publish(
                 JointState(name=names, position=[0.0] * 9, velocity=[0.0] * 9, effort=[0.0] * 9)))
-        self.executor = MultiThreadedExecutor(num_threads=8, context=self.context)
-        self.executor.add_node(self.node)
-        threading.Thread(target=self.executor.spin, daemon=True).start()
+        self._spin()
 
     def _publish_status(self) -> None:
         from action_msgs.msg import GoalInfo, GoalStatus, GoalStatusArray
@@ -81,8 +98,25 @@ class AnswerLosingServer:
         response.status = GoalStatus.STATUS_SUCCEEDED
         return response
 
-    def close(self) -> None:
-        self.release.set()
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+
+class LosingService(_OwnNode):
+    """A ~/load_scene whose first ``lose`` answers never arrive in time (as rmw_fastrtps drops the answer to a
+    client whose response reader it has not matched yet); later requests are answered at once."""
+
+    def __init__(self, name: str, lose: int) -> None:
+        from rclpy.callback_groups import ReentrantCallbackGroup
+
+        from step_planner_interfaces.srv import LoadScene
+
+        self.lose = lose
+        self.requests: list[str] = []
+        super().__init__("losing_service")
+        self.node.create_service(LoadScene, name, self._answer, callback_group=ReentrantCallbackGroup())
+        self._spin()
+
+    def _answer(self, request, response):
+        self.requests.append(request.request_id)
+        if len(self.requests) <= self.lose:
+            self.release.wait(30.0)
+        response.success, response.message = True, f"answer {len(self.requests)}"
+        return response

@@ -159,41 +159,9 @@ def test_a_request_the_executor_did_not_get_to_in_time_is_never_made():
         rclpy.try_shutdown(context=context)
 
 
-class LosingService:
-    """A ~/load_scene whose first ``lose`` answers never arrive in time (as rmw_fastrtps drops the answer to a
-    client whose response reader it has not matched yet); later requests are answered at once."""
-
-    def __init__(self, name: str, lose: int) -> None:
-        self.lose = lose
-        from rclpy.callback_groups import ReentrantCallbackGroup
-
-        from step_planner_interfaces.srv import LoadScene
-
-        self.requests: list[str] = []
-        self.release = threading.Event()
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("losing_service", context=self.context)
-        self.node.create_service(LoadScene, name, self._answer, callback_group=ReentrantCallbackGroup())
-        self.executor = MultiThreadedExecutor(num_threads=8, context=self.context)
-        self.executor.add_node(self.node)
-        threading.Thread(target=self.executor.spin, daemon=True).start()
-
-    def _answer(self, request, response):
-        self.requests.append(request.request_id)
-        if len(self.requests) <= self.lose:
-            self.release.wait(30.0)
-        response.success, response.message = True, f"answer {len(self.requests)}"
-        return response
-
-    def close(self) -> None:
-        self.release.set()
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-
-
 def test_a_service_answer_that_does_not_come_is_asked_for_again_only_when_the_caller_allows_it():
+    from losing_action import LosingService
+
     from step_planner_interfaces.srv import LoadScene
 
     name = "/losing_robot/load_scene"
