@@ -39,8 +39,7 @@ def test_robot_killed_mid_goal_fails_the_goal_naming_the_server_and_the_node_ser
         connection = ros.node._persistent_executor.connection
         # back = its joint states arrive steadily: seen fresh for 2 s in a row (CI twice sent the goal on the first
         # ones and met a 1 s gap right after; that gap's cause is not established, the test asks for a steady robot)
-        steady: list[float] = []
-        wait_until(lambda: steady_for(connection, restarted, steady, 2.0), 60.0)
+        wait_until(steady_for(connection, restarted, 2.0), 60.0)
         result = wait_for(ros.send(TASK).get_result_async(), 240.0).result
         assert result.success, result.error_msg
         assert [p.rsplit(" -> ", 1)[0] for p in result.executed_primitives] == DRAWER_PRIMITIVES
@@ -49,12 +48,18 @@ def test_robot_killed_mid_goal_fails_the_goal_naming_the_server_and_the_node_ser
         robot.close()
 
 
-def steady_for(connection, since: float, first_fine: list[float], seconds: float) -> bool:
-    """True once the robot has not counted as lost, on joint states newer than ``since``, for ``seconds``."""
-    joints = connection.joints()
-    if connection.lost() is not None or joints is None or joints.received <= since:
-        first_fine.clear()
-        return False
-    if not first_fine:
-        first_fine.append(time.monotonic())
-    return time.monotonic() - first_fine[0] >= seconds
+def steady_for(connection, since: float, seconds: float):
+    """A predicate: true once the robot has not counted as lost, on joint states newer than ``since``, for
+    ``seconds`` in a row."""
+    fine_since: float | None = None
+
+    def steady() -> bool:
+        nonlocal fine_since
+        joints = connection.joints()
+        if connection.lost() is not None or joints is None or joints.received <= since:
+            fine_since = None
+            return False
+        fine_since = fine_since if fine_since is not None else time.monotonic()
+        return time.monotonic() - fine_since >= seconds
+
+    return steady

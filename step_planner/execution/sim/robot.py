@@ -93,8 +93,8 @@ class SimRobot:
         """(Re)build the scene at home. Goals in flight end ABORTED, as when a controller is deactivated
         (JTC.cpp:1258-1267); the physics thread, if running, keeps running on the new scene."""
         model, info, data, index = scene_at_home(world, seed)
-        controller = Controller(model, data, index, on_step=self._on_step, lock=self.lock)  # one lock: the truth
-        # and the perception it publishes never read a physics step half done
+        # one lock for the physics and its readers: the truth and the perception never see a step half done
+        controller = Controller(model, data, index, on_step=self._on_step, lock=self.lock)
         controller.hold(HOME_Q)
         controller.settle(SETTLE_S)
         controller.pace = self.realtime_factor
