@@ -54,18 +54,20 @@ def main(argv: list[str] | None = None) -> int:
     make_llm = in_process_expert(library)
     print(f"Answers: the scripted expert (NOT an LLM), mistake rate 0, seed {args.seed}; profile {args.profile}, "
           f"budgets of {args.planner_config}; {len(tasks)} tasks of {args.suite}.")
+    boundary = BoundaryConfig.load(config_path("robot_boundary.yaml"))
+    cap = boundary.velocity_cap  # both plan with the same joint speed cap: the ratio is the boundary's own cost
     print(f"in-process: SimExecutor(realtime=True); controllers: the MuJoCo robot in another process at real-time "
-          f"factor {args.realtime_factor}, over Fast DDS on loopback.\n")
+          f"factor {args.realtime_factor}, over Fast DDS on loopback. Both plan with the boundary's joint speed cap "
+          f"(stop_within_s {boundary.stop_within_s} s: {list(cap) if cap else 'none'} rad/s).\n")
     rows = []
     t0 = time.perf_counter()
     with RobotProcess(realtime_factor=args.realtime_factor, scene=tasks[0].scene) as robot:
-        connection = RobotConnection(BoundaryConfig.load(config_path("robot_boundary.yaml")),
-                                     node_name="controllers_boundary_bench")
+        connection = RobotConnection(boundary, node_name="controllers_boundary_bench")
         try:
             connection.wait_ready(60.0)
 
             def sim(lib, world):
-                return SimExecutor(lib, world, realtime=True)
+                return SimExecutor(lib, world, realtime=True, velocity_cap=cap)
 
             def controllers(lib, world):
                 return make_executor("controllers", lib, world, connection=connection,

@@ -16,6 +16,7 @@ from step_planner.domain.world import Place
 from step_planner.execution.base import ExecCode
 from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.factory import make_executor
+from step_planner.execution.sim.model import ARM_JOINTS
 from step_planner.resources import config_path
 
 pytestmark = [pytest.mark.ros, pytest.mark.sim]
@@ -149,6 +150,33 @@ def test_cancel_during_motion_stops_the_arm_within_200_ms(executor, lib):
     worker.join(10)
     assert box["outcome"].code is ExecCode.CANCELED
     assert stopped_at is not None and stopped_at - cancelled < 0.2
+
+
+def test_no_joint_moves_faster_than_it_can_stop_quickly(executor, lib):
+    """pick(tape) swings the shoulder, which ran at 1.1 rad/s and took 224-242 ms to stop on a cancel (at its
+    7.5 rad/s^2); planned under the boundary's cap, /joint_states never shows a joint above it."""
+    cap = dict(zip(ARM_JOINTS, executor.config.velocity_cap, strict=True))
+    fastest = dict.fromkeys(ARM_JOINTS, 0.0)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            joints = executor.connection.joints()
+            for name in ARM_JOINTS:
+                fastest[name] = max(fastest[name], abs(joints.velocity.get(name, 0.0)))
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        outcome = run(executor, lib, "pick(tape)")
+    finally:
+        done.set()
+        watcher.join()
+    assert outcome.success, outcome.message
+    assert fastest["panda_joint2"] > 0.5 * cap["panda_joint2"]  # the shoulder did swing
+    over = {j: round(v, 3) for j, v in fastest.items() if v > cap[j] * 1.05}  # the servo tracks within a few %
+    assert not over, f"faster than the cap {cap}: {over}"
 
 
 def test_without_the_robot_the_backend_says_what_is_missing(robot, lib):

@@ -84,7 +84,7 @@ class ControllersExecutor(MotionStackExecutor):
         self._openings = perc.drawer_openings(self.data, self.info)
         self.checker = CollisionChecker(self.model, self.index)
         self.arm = Arm(self.controller, self.ik, self.checker, seed=self.seed,
-                       speed_scale=self.config.velocity_scaling / MUJOCO_SPEED)
+                       speed_scale=self.config.velocity_scaling / MUJOCO_SPEED, velocity_cap=self.config.velocity_cap)
         self.primitives = SimPrimitives(self.model, self.data, self.info, self.arm)
 
     def _load_robot_world(self, world: WorldState) -> None:

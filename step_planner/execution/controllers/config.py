@@ -27,6 +27,9 @@ class BoundaryConfigError(ValueError):
 class ArmBoundary:
     action: str
     joints: tuple[str, ...]  # the controller's names, in the planning model's order (ARM_JOINTS)
+    # rad/s^2, same order: how fast the arm controller brings each joint to rest on a cancel or an abort
+    # (joint_trajectory_controller's max_deceleration_on_cancel); empty: not stated, no speed is derived from it
+    stop_deceleration: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,15 @@ class BoundaryConfig:
     velocity_scaling: float
     trajectory: TrajectorySettings
     timeouts: Timeouts
+    stop_within_s: float = 0.0  # plan no joint faster than it stops in this long at stop_deceleration (0: no cap)
+
+    @property
+    def velocity_cap(self) -> tuple[float, ...] | None:
+        """Each joint's fastest planned speed (rad/s, planning-model order): what it can shed in ``stop_within_s``
+        at its ``stop_deceleration``, so a cancel stops every joint in about that long; None when not configured."""
+        if not self.stop_within_s or not self.arm.stop_deceleration:
+            return None
+        return tuple(d * self.stop_within_s for d in self.arm.stop_deceleration)
 
     @property
     def model_names(self) -> dict[str, str]:
@@ -122,7 +134,8 @@ class BoundaryConfig:
         return cls(
             robot=name,
             arm=ArmBoundary(_topic(arm.get("action"), "action", f"{where}.arm"),
-                            _names(arm, len(ARM_JOINTS), f"{where}.arm")),
+                            _names(arm, len(ARM_JOINTS), f"{where}.arm"),
+                            _decelerations(arm, len(ARM_JOINTS), f"{where}.arm")),
             gripper=GripperBoundary(
                 server=_choice(grip, "server", GRIPPER_SERVERS, f"{where}.gripper"),
                 action=_topic(grip.get("action"), "action", f"{where}.gripper"),
@@ -138,6 +151,7 @@ class BoundaryConfig:
             pose_max_age_s=_positive(data, "pose_max_age_s", source, default=0.5, high=60.0),
             pose_filter_s=_positive(data, "pose_filter_s", source, default=0.25, high=5.0, zero=True),
             velocity_scaling=_positive(data, "velocity_scaling", source, default=0.5, high=1.0),
+            stop_within_s=_positive(data, "stop_within_s", source, default=0.0, high=1.0, zero=True),
             trajectory=TrajectorySettings(**{k: _positive(trajectory, k, f"{source}: trajectory", high=10.0)
                                              for k in trajectory}),
             timeouts=Timeouts(**{k: _positive(timeouts, k, f"{source}: timeouts") for k in timeouts}),
@@ -164,6 +178,15 @@ def _names(entry: dict, n: int, where: str) -> tuple[str, ...]:
             or len(set(names)) != n:
         raise BoundaryConfigError(f"{where}.joints must list {n} distinct joint names, got {names!r}")
     return tuple(names)
+
+
+def _decelerations(entry: dict, n: int, where: str) -> tuple[float, ...]:
+    values = entry.get("stop_deceleration", [])
+    if not isinstance(values, list) or len(values) not in (0, n) or not all(
+            not isinstance(v, bool) and isinstance(v, (int, float)) and 0 < v <= 100 for v in values):
+        raise BoundaryConfigError(f"{where}.stop_deceleration must list {n} decelerations in (0, 100] rad/s^2, "
+                                  f"got {values!r}")
+    return tuple(float(v) for v in values)
 
 
 def _choice(entry: dict, key: str, choices: tuple[str, ...], where: str) -> str:

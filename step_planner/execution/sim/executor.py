@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import mujoco
@@ -92,6 +92,8 @@ class SimExecutor(MotionStackExecutor):
     ``render`` saves a keyframe PNG after each primitive into ``keyframe_dir`` (default: next to
     the video, ``<video stem>_keyframes/``). ``realtime`` runs the physics at real-time pace, so a
     primitive takes as long in wall time as on the robot (latency benchmarks, live viewers).
+    ``velocity_cap`` (rad/s per joint) bounds every planned joint speed, as the controllers backend's
+    ``stop_within_s`` does (to compare the two like for like); None: the motion stack's limits alone.
     """
 
     def __init__(
@@ -103,8 +105,10 @@ class SimExecutor(MotionStackExecutor):
         render: bool = False,
         keyframe_dir: str | Path | None = None,
         realtime: bool = False,
+        velocity_cap: Sequence[float] | None = None,
     ) -> None:
         self.library = library
+        self.velocity_cap = velocity_cap
         self.seed = seed
         self.realtime = realtime
         self.video_path = video_path
@@ -133,7 +137,7 @@ class SimExecutor(MotionStackExecutor):
         self.controller.hold(HOME_Q)
         self.controller.settle(0.5)  # let objects come to rest
         self.checker = CollisionChecker(self.model, self.index)
-        self.arm = Arm(self.controller, self.ik, self.checker, seed=self.seed)
+        self.arm = Arm(self.controller, self.ik, self.checker, seed=self.seed, velocity_cap=self.velocity_cap)
         self.primitives = SimPrimitives(self.model, self.data, self.info, self.arm)
         self.episode_step = 0
 

@@ -8,6 +8,7 @@ raise :class:`MotionInterrupted` with the error code the planner sees (NO_IK, PL
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,13 +36,16 @@ class MotionStats:
 
 
 class Arm:
-    """``speed_scale`` scales every motion's velocity and acceleration limits (1.0: half the Panda's limits)."""
+    """``speed_scale`` scales every motion's velocity and acceleration limits (1.0: half the Panda's limits);
+    ``velocity_cap`` (rad/s per joint, None: none) bounds every joint's planned speed, e.g. to what the arm
+    controller can stop quickly on a cancel."""
 
     def __init__(self, controller: Controller, ik: IkSolver, checker: CollisionChecker, seed: int = 0,
-                 speed_scale: float = 1.0) -> None:
+                 speed_scale: float = 1.0, velocity_cap: Sequence[float] | None = None) -> None:
         self.controller, self.ik, self.checker = controller, ik, checker
         self.seed = seed
         self.speed_scale = speed_scale
+        self.velocity_cap = None if velocity_cap is None else np.asarray(velocity_cap, dtype=float)
         self.stats = MotionStats()
 
     def solve_ik(
@@ -111,10 +115,11 @@ class Arm:
         dt = self.controller.model.opt.timestep
         speed *= self.speed_scale
         try:
-            traj = time_parameterize(path, dt, speed=speed)
+            traj = time_parameterize(path, dt, speed=speed, velocity_cap=self.velocity_cap)
             if self.checker.first_collision(traj.q[::5], step=0.01) is None:
                 return traj
-            traj = time_parameterize(path, dt, speed=speed * 0.5, densify_step=0.005)
+            traj = time_parameterize(path, dt, speed=speed * 0.5, densify_step=0.005,
+                                     velocity_cap=self.velocity_cap)
         except TimingError as exc:
             raise MotionInterrupted(ExecCode.PLAN_FAILED, f"timing the path to {what} failed: {exc}") from exc
         return traj if self.checker.first_collision(traj.q[::5], step=0.01) is None else None
@@ -160,7 +165,7 @@ class Arm:
         speed: float = 0.25,
     ) -> None:
         traj = time_parameterize(np.array(path), self.controller.model.opt.timestep, speed=speed * self.speed_scale,
-                                 densify_step=0.02)
+                                 densify_step=0.02, velocity_cap=self.velocity_cap)
         self.controller.follow(traj, cancel, monitor)
 
     def move_linear(

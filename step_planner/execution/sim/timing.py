@@ -42,8 +42,10 @@ def time_parameterize(
     dt: float,
     speed: float = 1.0,
     densify_step: float = 0.04,
+    velocity_cap: np.ndarray | None = None,
 ) -> TimedTrajectory:
-    """Sample a time-optimal trajectory through ``qs`` at period ``dt``; ``speed`` scales limits."""
+    """Sample a time-optimal trajectory through ``qs`` at period ``dt``; ``speed`` scales limits;
+    ``velocity_cap`` (rad/s per joint) bounds the scaled velocity limits further."""
     import toppra as ta
     import toppra.algorithm as algo
     import toppra.constraint as constraint
@@ -62,7 +64,8 @@ def time_parameterize(
     ss = np.concatenate([[0.0], np.cumsum(seg)])
     ss /= ss[-1]
     path = ta.SplineInterpolator(ss, qs, bc_type="clamped")
-    vlim = np.column_stack([-VEL_LIMITS * speed, VEL_LIMITS * speed])
+    vmax = VEL_LIMITS * speed if velocity_cap is None else np.minimum(VEL_LIMITS * speed, velocity_cap)
+    vlim = np.column_stack([-vmax, vmax])
     alim = np.column_stack([-ACC_LIMITS * speed, ACC_LIMITS * speed])
     pc_vel = constraint.JointVelocityConstraint(vlim)
     pc_acc = constraint.JointAccelerationConstraint(alim)
