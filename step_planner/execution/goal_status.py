@@ -36,8 +36,9 @@ class StatusWatch:
     def __init__(self, node: Any, action_name: str, callback_group: Any = None) -> None:
         self._lock = threading.Lock()
         self._goals: dict[bytes, Any] = {}  # goal id -> action_msgs/GoalStatus
-        node.create_subscription(GoalStatusArray, f"{action_name}/_action/status", self._on_status,
-                                 qos_profile_action_status_default, callback_group=callback_group)
+        self.subscription = node.create_subscription(GoalStatusArray, f"{action_name}/_action/status",
+                                                     self._on_status, qos_profile_action_status_default,
+                                                     callback_group=callback_group)
 
     def _on_status(self, msg: GoalStatusArray) -> None:
         with self._lock:
