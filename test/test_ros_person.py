@@ -227,7 +227,9 @@ def test_send_at_a_terminal_answers_the_question_and_confirms_the_goal():
         assert _node_executor_calls(ros) == 0
         os.write(master, f"{ANSWER}\n".encode())
         read_until(b"the goal as the planner reads it")
-        assert b"in(tape, drawer): the tape is in the drawer" in out and _node_executor_calls(ros) == 0
+        # its lines may come in a later read than the heading (CI read them apart under load)
+        read_until(b"in(tape, drawer): the tape is in the drawer")
+        assert _node_executor_calls(ros) == 0
         os.write(master, b"yes\n")
         rest, _ = proc.communicate(timeout=60)
         out += rest
