@@ -381,12 +381,15 @@ def _parse_all(texts: Iterable[object], world: WorldState, unseen: set[str],
 
 
 def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: PrimitiveLibrary, *,
-               about_instruction: bool = True, answered: bool = False) -> CheckedConditions:
+               about_instruction: bool = True, answered: bool = False,
+               renaming: Iterable[str] = ()) -> CheckedConditions:
     """The instruction's goal conditions, or the problems with them (each tagged with its rule).
 
     ``about_instruction=False`` (a goal the client states itself) checks grammar and names only.
     ``answered``: the person has answered the model's question about what is meant; the model's resolution
     of a reference is then theirs, never refused as a guess (it is still listed in ``references``).
+    ``renaming``: objects a search revealed that may carry a provisional name the goal used ("old_rag"): they
+    count as mentioned (whether the renaming is right is checked by the planner, or settled by the person).
     """
     world = beliefs.world
     if not texts:
@@ -405,7 +408,7 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     if out.problems or not about_instruction:
         return out
     places_mentioned = named | kind_mentions(instruction, world)
-    mentioned = places_mentioned | unseen | group_mentions(instruction, world, library)
+    mentioned = places_mentioned | unseen | group_mentions(instruction, world, library) | set(renaming)
     padded = _words(instruction)
     stays = any(f" {w} " in padded for w in library.stay_words)  # "leave the blocks where they are"
     for fact in out.facts:

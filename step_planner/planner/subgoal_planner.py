@@ -766,11 +766,11 @@ class StepPlanner:
         """Check and set the goal the model stated (or restated). None when it was set and planning goes on
         with this answer; ``_RECHECK`` to ask again; a string is the refusal sent back to the model."""
         tree = self.tree
+        revealed = self.beliefs.seen_inside - self._looked_when_stated if restate else set()
         checked = check_goal(stated, self.instruction_text, self.beliefs, self.library,
-                             answered=bool(tree.clarifications))
-        renamed: dict[str, list[str]] = {}
-        if checked.ok and restate:
-            renamed = self._renamed(checked, restate)
+                             answered=bool(tree.clarifications),
+                             renaming={o for o, obj in self.beliefs.world.objects.items() if obj.location in revealed})
+        renamed = self._renamed(checked, restate) if restate else {}
         if not checked.ok:
             self.goal_rejections.append({"goal": [str(g) for g in stated], "problems": list(checked.problems),
                                          "rules": list(checked.rules)})
