@@ -38,22 +38,24 @@ def rules_refusing(library, scene_name: str, instruction: str, goal: list[str], 
 
 
 # ---- item 6: rules that refuse only what they can decide ----------------------------------------------------
-BLOCKS_ON_TABLE_IN = ["in(red_block, {0})", "in(blue_block, {0})", "in(green_block, {0})"]
+def ON_TABLE(place: str) -> list[str]:  # noqa: N802 - reads as data in the table below
+    return [f"in({b}, {place})" for b in ("red_block", "blue_block", "green_block")]
 
 
 @pytest.mark.parametrize("scene_name, instruction, goal", [
     # plurals and quantifiers are never singular references (a plural was once "corrected" to the singular)
-    ("blocks_tray", "Put all the blocks that are on the table into the box", [f.format("box") for f in BLOCKS_ON_TABLE_IN]),
-    ("blocks_tray", "The blocks on the table can go in the bin", [f.format("bin") for f in BLOCKS_ON_TABLE_IN]),
-    ("blocks_tray", "All the blocks on the table belong in the box", [f.format("box") for f in BLOCKS_ON_TABLE_IN]),
-    ("blocks_tray", "Every block on the table goes in the box", [f.format("box") for f in BLOCKS_ON_TABLE_IN]),
-    ("blocks_tray", "Put each of the blocks that sit on the table in the bin", [f.format("bin") for f in BLOCKS_ON_TABLE_IN]),
+    ("blocks_tray", "Put all the blocks that are on the table into the box", ON_TABLE("box")),
+    ("blocks_tray", "The blocks on the table can go in the bin", ON_TABLE("bin")),
+    ("blocks_tray", "All the blocks on the table belong in the box", ON_TABLE("box")),
+    ("blocks_tray", "Every block on the table goes in the box", ON_TABLE("box")),
+    ("blocks_tray", "Put each of the blocks that sit on the table in the bin", ON_TABLE("bin")),
     ("colour_sort", "Put both of the green blocks in the top row in the green tray",
      ["in(green_block_2, green_tray)", "in(green_block_3, green_tray)"]),
     # a relative clause, a place phrase that fits a candidate, a state word, a position, an ordinal
     ("colour_sort", "The blue block that is sitting in the red tray belongs in the blue tray",
      ["in(blue_block_4, blue_tray)"]),
-    ("colour_sort", "Take the blue block from the red tray and put it in the blue tray", ["in(blue_block_4, blue_tray)"]),
+    ("colour_sort", "Take the blue block from the red tray and put it in the blue tray",
+     ["in(blue_block_4, blue_tray)"]),
     ("office_drawers", "Put the pen and the cup in the open drawer", ["in(pen, left_drawer)", "in(cup, left_drawer)"]),
     ("colour_sort", "Move the blue block on the far left to the blue tray", ["in(blue_block_2, blue_tray)"]),
     ("colour_sort", "Move the first blue block to the blue tray", ["in(blue_block_1, blue_tray)"]),
@@ -64,7 +66,7 @@ BLOCKS_ON_TABLE_IN = ["in(red_block, {0})", "in(blue_block, {0})", "in(green_blo
      ["in(blue_block_4, blue_tray)"]),
     # exceptions and group words
     ("blocks_tray", "Put everything on the table except the cup in the box",
-     [*(f.format("box") for f in BLOCKS_ON_TABLE_IN), "in(sponge, box)"]),
+     [*ON_TABLE("box"), "in(sponge, box)"]),
     ("supply_cabinet", "Throw the trash in the bin", ["in(crumpled_paper, bin)", "in(wrapper, bin)"]),
     ("cluttered_desk", "Put the tools in the tool bin", ["in(screwdriver, tool_bin)", "in(chisel, tool_bin)"]),
     ("supply_cabinet", "Put the office supplies in the supply box", ["in(pen, supply_box)", "in(marker, supply_box)"]),
@@ -195,7 +197,8 @@ def test_with_confirmation_on_the_reading_is_shown_to_the_person(library):
                                confirm=True)
     assert result.success, result.message
     confirmation = person.asked[1][0]
-    assert confirmation.kind is AskKind.GOAL and "'the blue block' -> blue_block_4, from your answer" in confirmation.text
+    assert confirmation.kind is AskKind.GOAL
+    assert "'the blue block' -> blue_block_4, from your answer" in confirmation.text
 
 
 def test_a_guess_is_asked_by_the_planner_not_sent_back_to_the_model(library):
@@ -224,7 +227,8 @@ def test_with_nobody_to_ask_a_guess_ends_clarification_needed_naming_the_candida
 
 def test_every_refusal_rule_has_a_bound_and_a_repeated_refusal_counts_twice(library):
     result, executor, model, _ = run(library, "drawer_desk", "put the tape and the screwdriver in the drawer",
-                                     lambda user, fields: {"goal": ["in(cup, tray)"], "next": child("pick(object=cup)")})
+                                     lambda user, fields: {"goal": ["in(cup, tray)"],
+                                                           "next": child("pick(object=cup)")})
     assert result.error is GoalError.PLANNING_FAILED
     assert "refused 5 times by one rule (unmentioned_thing)" in result.message and executor.calls == []
     assert len(model.calls) == 3  # refused once, then the same text twice: 1 + 2 + 2 > 3
@@ -236,7 +240,8 @@ def test_the_same_question_is_never_asked_twice(library):
             return {"question": "Which blue block do you mean?", "goal": []}
         return {"goal": ["in(blue_block_4, blue_tray)"], **BLUE_PLAN(user)}
 
-    result, _, model, person = run(library, "colour_sort", BLUE, answer, Reply(ReplyKind.ANSWER, "the one in the red tray"))
+    result, _, model, person = run(library, "colour_sort", BLUE, answer,
+                                   Reply(ReplyKind.ANSWER, "the one in the red tray"))
     assert result.success, result.message
     assert len(person.asked) == 1
     assert any("asked already" in user for _, user, _ in model.calls)
@@ -272,16 +277,20 @@ def test_nothing_but_opening_comes_before_the_goal(library):
     assert "before doing anything else" in model.calls[1][1]
 
 
+SPONGE = "There should be an old sponge in the drawer. Bin it."
+
+
 def test_a_provisional_name_is_rebound_once_the_drawer_shows_what_is_there(library):
     def answer(user, fields):
         if "pen" not in section(user, "Current observation"):
             return {"goal": ["in(old_sponge, bin)"], "next": child("open_drawer(drawer=drawer)")}
         if "goal" in fields:
             assert "old_sponge, which nothing in view is called" in user
-            return {"goal": ["in(sponge, bin)"], **steps(["pick(object=sponge)", "place(object=sponge, target=bin)"])(user)}
+            return {"goal": ["in(sponge, bin)"],
+                    **steps(["pick(object=sponge)", "place(object=sponge, target=bin)"])(user)}
         return steps(["open_drawer(drawer=drawer)", "pick(object=sponge)", "place(object=sponge, target=bin)"])(user)
 
-    result, executor, model, _ = run(library, "workshop", "There should be an old sponge in the drawer. Bin it.", answer)
+    result, executor, model, _ = run(library, "workshop", SPONGE, answer)
     assert result.success and result.verified, result.message
     assert [c["text"] for c in result.conditions] == ["in(sponge, bin)"]
     assert {"said": "old_sponge", "resolved": ["sponge"]}.items() <= result.tree["readings"][0].items()
@@ -293,7 +302,7 @@ def test_a_restated_goal_that_keeps_the_provisional_name_is_refused(library):
             return {"goal": ["in(old_sponge, bin)"], "next": child("open_drawer(drawer=drawer)")}
         return {"goal": ["in(old_sponge, bin)"], "next": child("pick(object=sponge)")}
 
-    result, executor, model, _ = run(library, "workshop", "There should be an old sponge in the drawer. Bin it.", answer)
+    result, executor, model, _ = run(library, "workshop", SPONGE, answer)
     assert not result.success and executor.calls == ["open_drawer(drawer=drawer)"]
     assert any("provisional_name_kept" in r["rules"] for r in result.goal_rejections)
 
