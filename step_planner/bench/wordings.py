@@ -340,8 +340,9 @@ def _colour(w: SceneWords, rng: random.Random) -> Iterator[Item]:
                         continue
                     said = rng.choice((f"the {colour} one", f"the {noun}, the {colour} one,"))
                 for dest in w.destinations([o]):
-                    text = f"Put {said} {w.prep(dest)} {w.the(dest)}." if not said.startswith("the " + colour + " one") \
-                        else f"Of the {w.plural(noun)}, put {said} {w.prep(dest)} {w.the(dest)}."
+                    text = f"Put {said} {w.prep(dest)} {w.the(dest)}."
+                    if said == f"the {colour} one":
+                        text = f"Of the {w.plural(noun)}, put {said} {w.prep(dest)} {w.the(dest)}."
                     yield Item("colour", w.scene, text, [put_fact(w, o, dest)], {said.rstrip(","): [o]},
                                candidates=objs if len(objs) > 1 else [])
             elif len(chosen) >= 2:
@@ -549,7 +550,8 @@ def _hidden_which(w: SceneWords, rng: random.Random) -> Iterator[Item]:
                 generic = rng.choice(w.lex["generic"])
                 text = rng.choice((f"Take the {generic} out of {w.the(drawer)} and put it {w.prep(dest)} "
                                    f"{w.the(dest)}.",
-                                   f"There's {article(generic)} {generic} in {w.the(drawer)}; move it to {w.the(dest)}."))
+                                   f"There's {article(generic)} {generic} in {w.the(drawer)}; move it to "
+                                   f"{w.the(dest)}."))
                 yield Item("hidden_which", w.scene, text, [put_fact(w, o, dest)], {f"the {generic}": inside},
                            candidates=inside, question=f"{w.the(drawer).capitalize()} holds {len(inside)} things; "
                            f"which one do you mean?", answer=described[o][0].upper() + described[o][1:] + ".",
