@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "e.g. grounded,paper,grounded+summaries")
     p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
-    p.add_argument("--tasks", help="only these task ids, categories or wording styles (comma-separated)")
+    p.add_argument("--tasks", help="only these task ids, categories, wording styles or phenomena (comma-separated)")
     p.add_argument("--backend", default="symbolic", choices=BACKENDS,
                    help="executor backend; controllers: a running MuJoCo robot (step-planner mujoco-robot), put into "
                         "each task's world through --scene-service")
@@ -85,7 +85,8 @@ def _select(tasks: list, wanted: str | None) -> list:
     if not wanted:
         return tasks
     keys = {w.strip() for w in wanted.split(",") if w.strip()}
-    chosen = [t for t in tasks if t.id in keys or t.category in keys or t.style in keys]
+    chosen = [t for t in tasks if t.id in keys or t.category in keys or t.style in keys
+              or getattr(t, "phenomenon", "") in keys]
     if not chosen:
         raise SystemExit(f"step-planner bench: no task matches {sorted(keys)}")
     return chosen

@@ -141,23 +141,28 @@ class ScriptedExpert:
         self.goals: dict[str, tuple[Atom, ...]] = {}
         self.stated: dict[str, tuple[Atom, ...]] = {}
         self.questions: dict[str, str] = {}
+        self.candidates: dict[str, tuple[str, ...]] = {}
         self.injections: list[Injection] = []
         self.requests = 0
 
     def register(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...] = (),
-                 question: str = "") -> None:
+                 question: str = "", candidates: tuple[str, ...] = ()) -> None:
         """Tell the expert the formal goal behind an instruction (what the 'LLM' secretly knows).
 
         ``stated``: the goal facts it answers when asked for the instruction's goal, when the formal
         goal names objects no observation has shown yet (a model could not name them); it still plans
         towards the formal goal, as a model that understood the instruction would. ``question``: the
         instruction is ambiguous, and this is what it asks the person before stating any goal.
+        ``candidates``: what the ambiguous phrase fits; the question is asked once the observation shows at
+        least two of them (at the start, or mid-task once the drawer holding them is open).
         """
         self.goals[_norm(instruction)] = tuple(goal)
         if stated:
             self.stated[_norm(instruction)] = tuple(stated)
         if question:
             self.questions[_norm(instruction)] = question
+            if candidates:
+                self.candidates[_norm(instruction)] = tuple(candidates)
 
     @property
     def goal_objects(self) -> set[str]:
@@ -261,17 +266,16 @@ class ScriptedExpert:
         primitive_level = not is_root or bool(section(secs, "Depth limit"))
         ctx = AnswerContext("decomposition", observed, primitive_level=primitive_level, shape=shape)
         facts = achieved_when(parent_section)
+        if is_root and _norm(task) not in self.goals:
+            raise ExpertError(f"no goal registered for the task {task!r}")
+        if shape.question and (question := self._question(task, observed, secs)):
+            ctx.children = []
+            return json.dumps({**ctx.render([], "the instruction can be read in more than one way", False),
+                               "question": question}), ctx
+        if shape.goal and _norm(task) in self.goals:  # asked at the root, or again later: with the names it sees
+            ctx.goal = self._goal_now(task, observed)
         if is_root:
-            if _norm(task) not in self.goals:
-                raise ExpertError(f"no goal registered for the task {task!r}")
             intent: Intent | None = Intent(self.goals[_norm(task)])
-            question = self.questions.get(_norm(task))
-            if shape.question and question and not section(secs, "Answers from the person"):
-                ctx.children = []
-                return json.dumps({**ctx.render([], "the instruction can be read in more than one way", False),
-                                   "question": question}), ctx
-            if shape.goal:
-                ctx.goal = [str(a) for a in self.stated.get(_norm(task), self.goals[_norm(task)])]
         elif facts:
             intent = Intent(tuple(parse_atom(f) for f in facts))
         else:
@@ -306,6 +310,24 @@ class ScriptedExpert:
             variant = style_rng.randrange(3)
             ctx.children = [self._group(g, world, variant, shape) for g in groups]
         return self._answer(ctx, ctx.children, f"{len(plan)} primitive actions remain"), ctx
+
+    def _question(self, task: str, observed: WorldState, secs: dict[str, str]) -> str:
+        """The task's question, while the person has not answered and the observation shows the ambiguity."""
+        question = self.questions.get(_norm(task), "")
+        if not question or section(secs, "Answers from the person"):
+            return ""
+        candidates = self.candidates.get(_norm(task))
+        if candidates and sum(1 for c in candidates if c in observed.objects or c in observed.places) < 2:
+            return ""  # e.g. "the thing in the bottom drawer": ambiguous once the drawer shows two things
+        return question
+
+    def _goal_now(self, task: str, observed: WorldState) -> list[str]:
+        """The formal goal when every object it names is in view; before that, what can be stated."""
+        goal = self.goals[_norm(task)]
+        stated = self.stated.get(_norm(task))
+        if stated and not all(o in observed.objects for a in goal for o in a.objects):
+            return [str(a) for a in stated]
+        return [str(a) for a in goal]
 
     def _put_down(self, observed: WorldState, task: str) -> list[PrimitiveCall]:
         """Where the held object goes: where the task's goal puts it, else on the first surface in view."""

@@ -37,7 +37,8 @@ def new_expert(library: PrimitiveLibrary, task: Task, noise: float, seed: int,
                call_style: str = "mixed") -> ScriptedExpert:
     """The scripted expert for one run of a task: its goal registered, mistakes at rate ``noise``."""
     expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=call_style)
-    expert.register(task.instruction, task.goal, task.stated_goal, task.question)
+    stated = tuple(parse_atom(f) for f in task.provisional_goal) or task.stated_goal
+    expert.register(task.instruction, task.goal, stated, task.question, task.candidates)
     return expert
 
 
@@ -226,7 +227,8 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         style=task.style,
         questions=sum(1 for d in dialogue if d.get("kind") == AskKind.QUESTION.value),
         goal_rejections=len(result.goal_rejections),
-        formal_goal_rejections=sum(1 for r in result.goal_rejections if same_goal(r["goal"], task.goal_as_stated)),
+        formal_goal_rejections=sum(1 for r in result.goal_rejections
+                                   if any(same_goal(r["goal"], g) for g in task.correct_statements)),
         goal_corrections=sum(1 for d in dialogue if d.get("reply", {}).get("kind") == ReplyKind.CORRECT.value),
     )
 
