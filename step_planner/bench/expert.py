@@ -326,6 +326,9 @@ class ScriptedExpert:
         goal = self.goals[_norm(task)]
         stated = self.stated.get(_norm(task))
         if stated and not all(o in observed.objects for a in goal for o in a.objects):
+            generic = set(self.library.generic_nouns)
+            if any(set(o.split("_")) & generic for a in stated for o in a.objects):
+                return []  # "the thing in the drawer": no name to state until the drawer shows it (the prompt's rule)
             return [str(a) for a in stated]
         return [str(a) for a in goal]
 

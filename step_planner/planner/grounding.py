@@ -117,11 +117,18 @@ def _words(text: str) -> str:
     return f" {' '.join(re.sub(r'[^a-z0-9_ ]', ' ', text.lower()).split())} "
 
 
+# Names that are also auxiliary verbs ("the blocks can go in the bin" with a can in the scene): such a name
+# counts as said only after a determiner or adjective-free article ("the can", "a can", "that can").
+_AUXILIARY_NAMES = frozenset({"can", "will", "may", "must", "might", "should", "would", "could"})
+_ARTICLES = ("the", "a", "an", "that", "this", "my", "your", "our", "their", "his", "her", "its", "each", "every")
+
+
 def named_entities(text: str, world: WorldState) -> set[str]:
     """Entity names (``red_block`` or ``red block``) that a text mentions."""
     padded = _words(text)
-    return {name for name in (*world.objects, *world.places)
-            if f" {name} " in padded or f" {name.replace('_', ' ')} " in padded}
+    found = {name for name in (*world.objects, *world.places)
+             if f" {name} " in padded or f" {name.replace('_', ' ')} " in padded}
+    return {n for n in found if n not in _AUXILIARY_NAMES or any(f" {a} {n} " in padded for a in _ARTICLES)}
 
 
 def kind_mentions(text: str, world: WorldState) -> set[str]:
@@ -427,7 +434,10 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
         if said and not any(f.predicate == predicate and not f.negated for f in out.facts):
             out.refuse(RULE_REQUIRED, f"the instruction says '{said}' but no goal fact is {predicate}(...): state "
                        f"what must end {predicate}")
-    left_out = reference_only(instruction, world, (*library.reference_words, *library.exception_words))
+    # objects named only to say where or which, to leave out ("except the cup") or to leave alone ("leave the cup
+    # where it is"): a goal may say nothing of them
+    left_out = reference_only(instruction, world, (*library.reference_words, *library.exception_words,
+                                                   *library.stay_words))
     named_objects = {n for n in named if n in world.objects} - left_out
     positive = {o for f in out.facts if not f.negated for o in f.objects}
     if missing := sorted(named_objects - {o for f in out.facts for o in f.objects}):
