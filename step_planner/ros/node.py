@@ -72,7 +72,8 @@ class StepPlannerNode(Node):
 
     Publishers:
         ~/tree (step_planner_interfaces/SubgoalTree, latched): on every change and every heartbeat
-        ~/tree_json (std_msgs/String, latched): the same snapshot as JSON (schema step_planner/tree/v1)
+        ~/tree_json (std_msgs/String, latched): the same snapshot as JSON (schema step_planner/tree/v2, with the
+            person dialogue and the goal's readings of the instruction)
         ~/pending_step (std_msgs/String, latched): the primitive waiting for approval ("" when none)
         ~/pending_goal (std_msgs/String, latched): confirm_goal: the interpreted goal waiting for a person, one
             fact a line with its words ("" when none)
