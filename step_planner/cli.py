@@ -138,10 +138,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         steps = [printer.on_step]
         recorder = None
         if args.record:
-            from step_planner.episodes.recorder import EpisodeRecorder
+            from step_planner.episodes.recorder import EpisodeRecorder, world_at_start
 
+            # a robot backend (controllers, moveit): the world as it perceives it at the start, not the scene's
+            start, source = world_at_start(executor, world, perceives=args.backend in ("controllers", "moveit"))
             recorder = EpisodeRecorder(args.record, goal_id, instruction=args.instruction, scene=args.scene,
-                                       backend=args.backend, config=planner_config.to_dict(), world=world)
+                                       backend=args.backend, config=planner_config.to_dict(), world=start,
+                                       world_source=source)
             listeners.append(recorder)
             steps.append(recorder.on_step)
             llm.add_listener(recorder.on_exchange)

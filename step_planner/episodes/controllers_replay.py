@@ -27,7 +27,7 @@ import numpy as np
 
 from step_planner.domain.world import WorldState
 from step_planner.episodes.episode import Episode
-from step_planner.episodes.segments import ArmSegment, GripperEvent, SegmentError, split
+from step_planner.episodes.segments import ArmSegment, GripperEvent, SegmentError, resample, split
 
 DEFAULT_RATE_HZ = 50.0  # EpisodeRecorder's joint_rate_hz before it was written into the goal record
 START_TOLERANCE = 0.01  # rad: further than this from the recording's start, the arm is first moved there
@@ -74,15 +74,39 @@ def joint_rate(episode: Episode) -> float:
     return float(episode.goal.get("joint_rate_hz") or DEFAULT_RATE_HZ)
 
 
+def received_times(episode: Episode) -> np.ndarray:
+    """Seconds of each received joint state: the robot's header stamps (its clock: sim time in a simulator, so a
+    replay keeps the robot's timing whatever its real-time factor), or the arrival times where a publisher left
+    its stamps empty."""
+    stamps = np.array([r.stamp_ns for r in episode.joint_states], dtype=np.int64)
+    if len(stamps) and np.all(stamps > 0):
+        return stamps / 1e9
+    return np.array([r.received_ns for r in episode.joint_states], dtype=np.int64) / 1e9
+
+
 def events_of(episode: Episode, names_to_model: dict[str, str] | None = None) -> list[ArmSegment | GripperEvent]:
     """The episode's arm segments and gripper events. Joint names may be the model's (panda_joint1, as the MuJoCo
-    backend records them) or a robot's controller names (mapped by ``names_to_model``)."""
+    backend records them) or a robot's controller names (mapped by ``names_to_model``). Joint states a robot
+    backend received (:attr:`Episode.joints_received`) are first put on a uniform grid of ``DEFAULT_RATE_HZ``."""
     from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS
 
     if not episode.joint_states:
-        raise ReplayError(f"{episode.path}: no joint states recorded (only episodes of the sim backend, recorded since "
-                          "typed episodes, carry them): nothing to replay through the controllers")
+        raise ReplayError(f"{episode.path}: no joint states recorded (episodes of the sim backend since typed "
+                          "episodes, and of the controllers and MoveIt backends since they record what their "
+                          "connection receives, carry them): nothing to replay through the controllers")
     mapping = names_to_model or {}
+    if episode.joints_received:
+        times = received_times(episode)
+        order = np.argsort(times, kind="stable")  # the arm's and the fingers' publishers may interleave
+        received = [(times[i], [mapping.get(n, n) for n in episode.joint_states[i].names],
+                     episode.joint_states[i].position, episode.joint_states[i].velocity,
+                     episode.joint_states[i].effort) for i in order]
+        joints = (*ARM_JOINTS, *FINGER_JOINTS)
+        try:
+            q, qd, effort = resample(received, joints, DEFAULT_RATE_HZ)
+            return split(joints, q, qd, DEFAULT_RATE_HZ, ARM_JOINTS, FINGER_JOINTS, effort)
+        except SegmentError as exc:
+            raise ReplayError(f"{episode.path}: {exc}") from exc
     names = [mapping.get(n, n) for n in episode.joint_states[0].names]
     q = np.array([r.position for r in episode.joint_states])
     qd = np.array([r.velocity if len(r.velocity) == len(r.position) else [0.0] * len(r.position)
