@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -166,6 +167,28 @@ def test_a_robot_backends_joint_states_are_recorded_as_received_and_replayed_in_
     assert isinstance(arm, ArmSegment) and arm.duration == pytest.approx(1.0, abs=0.03)  # the robot's time
     assert arm.q[-1][1] == pytest.approx(0.5)
     assert isinstance(grasp, GripperEvent) and grasp.grasp
+
+
+def test_an_fr3_recording_replays_on_the_panda_and_back():
+    """The names of every robot in robot_boundary.yaml stand for the same model joints: a run recorded on the FR3
+    (fr3_joint1...) gives the same events when replayed on the Panda (Gazebo's arm) as under its own names."""
+    from step_planner.episodes.controllers_replay import any_robot_names, events_of
+    from step_planner.episodes.episode import Episode, JointRecord
+    from step_planner.execution.controllers.config import BoundaryConfig
+
+    boundary = config_path("robot_boundary.yaml")
+    panda, fr3 = (BoundaryConfig.load(boundary, r).model_names for r in ("panda", "fr3"))
+    pos, vel, eff = _timeline([("rest", 5), ("arm", 50, 1, 0.5), ("rest", 10), ("fingers", 10, 0.01, 15.0),
+                               ("rest", 5)])
+    names = tuple(n for n in fr3)  # the FR3's controller names, in the model's order
+    records = [JointRecord(int(1e9 + k * 2e7), names, tuple(p), tuple(v), tuple(e), int(1e18 + k))
+               for k, (p, v, e) in enumerate(zip(pos, vel, eff, strict=True))]
+    episode = Episode(Path("fr3_run"), {}, joint_states=records, joint_source={"received": True})
+    on_panda = events_of(episode, any_robot_names(panda, boundary))
+    assert [type(e).__name__ for e in on_panda] == ["ArmSegment", "GripperEvent"]
+    assert on_panda[0].q[-1][1] == pytest.approx(0.5) and on_panda[1].grasp
+    with pytest.raises(Exception, match="lack panda_joint1"):
+        events_of(episode, panda)  # the Panda's names alone do not know the FR3's
 
 
 def test_joint_states_without_stamps_are_timed_by_their_arrival(tmp_path):

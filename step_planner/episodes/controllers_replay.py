@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -117,6 +118,24 @@ def events_of(episode: Episode, names_to_model: dict[str, str] | None = None) ->
         return split(names, q, qd, joint_rate(episode), ARM_JOINTS, FINGER_JOINTS, effort)
     except SegmentError as exc:
         raise ReplayError(f"{episode.path}: {exc}") from exc
+
+
+def any_robot_names(target: dict[str, str], boundary: Path) -> dict[str, str]:
+    """Controller joint name -> model joint name for every robot of ``boundary`` (config/robot_boundary.yaml),
+    ``target``'s first: an episode recorded on one robot (the FR3's fr3_joint1) replays on another (the Panda in
+    Gazebo), as every robot's names stand for the same model joints."""
+    import yaml
+
+    from step_planner.execution.controllers.config import BoundaryConfig, BoundaryConfigError
+
+    names: dict[str, str] = {}
+    try:
+        data = yaml.safe_load(boundary.read_text())
+        for robot in data.get("robots") or {}:
+            names.update(BoundaryConfig.from_dict(data, robot, source=str(boundary)).model_names)
+    except (OSError, AttributeError, yaml.YAMLError, BoundaryConfigError):
+        pass  # the target robot's names alone
+    return {**names, **target}
 
 
 def scaled(segment: ArmSegment, speed: float) -> ArmSegment:
@@ -289,7 +308,7 @@ def replay_through_controllers(episode: Episode, *, robot: str | None = None, lo
         from step_planner.execution.controllers.config import BoundaryConfig
 
         config = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot)
-    events = events_of(episode, config.model_names)
+    events = events_of(episode, any_robot_names(config.model_names, config_path("robot_boundary.yaml")))
     envelope = SafetyEnvelope.load(config_path("safety.yaml"))
     if speed is None:
         fastest = peak_velocity_scaling(events, 1.0)
