@@ -169,6 +169,33 @@ def test_a_robot_backends_joint_states_are_recorded_as_received_and_replayed_in_
     assert isinstance(grasp, GripperEvent) and grasp.grasp
 
 
+def test_a_joint_state_that_cannot_be_written_stops_the_recording_of_joints_and_says_why():
+    """A full disk: the writer thread keeps nothing more (no queue growing at the robot's rate) and the reason is
+    kept for the summary; the tap (the connection) never sees the error."""
+    import time
+
+    from step_planner.episodes.recorder import ReceivedJoints
+
+    executor = _Executor()
+    written = []
+
+    def write(received_ns, msg):
+        if written:
+            raise OSError(28, "No space left on device")
+        written.append(msg)
+
+    joints = ReceivedJoints(executor.joint_state_tap, write, period_s=0.01)
+    for k in range(3):
+        executor.joint_state_tap(_Msg(k + 1, ARM, [0.0] * 7))
+    deadline = time.monotonic() + 5.0
+    while joints.error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    executor.joint_state_tap(_Msg(9, ARM, [0.0] * 7))  # after the error: not kept
+    joints.stop()
+    assert len(written) == 1 and "No space left" in joints.error and not joints._queue
+    assert executor.joint_state_tap._listeners == ()
+
+
 def test_an_fr3_recording_replays_on_the_panda_and_back():
     """The names of every robot in robot_boundary.yaml stand for the same model joints: a run recorded on the FR3
     (fr3_joint1...) gives the same events when replayed on the Panda (Gazebo's arm) as under its own names."""

@@ -198,6 +198,8 @@ class EpisodeRecorder:
             "error": result.error.value, "message": result.message, "primitives": len(result.executed),
             "usage": result.usage, "elapsed_s": round(result.elapsed_s, 3), "records": self.counts,
         }
+        if self._received is not None and self._received.error:  # the joints stopped being written: say why
+            summary["joint_states_error"] = self._received.error
         (self.path / "summary.json").write_text(json.dumps(scrub(summary, self._secrets), indent=2) + "\n")
         return self.path
 
@@ -227,6 +229,7 @@ class ReceivedJoints:
                 self._write(received_ns, msg)
             except Exception as exc:  # noqa: BLE001 - a full disk stops the joints' recording, never the goal
                 self.error = f"{type(exc).__name__}: {exc}"
+                self._unlisten()  # nothing more is kept
                 self._queue.clear()
 
     def stop(self) -> None:
