@@ -196,6 +196,27 @@ def test_a_joint_state_that_cannot_be_written_stops_the_recording_of_joints_and_
     assert executor.joint_state_tap._listeners == ()
 
 
+def test_the_recorded_start_is_the_perceived_world_on_a_robot_backend_and_the_scene_elsewhere():
+    from step_planner.episodes.recorder import world_at_start
+
+    scene = load_scene(config_path("scenes", "drawer_desk.yaml"))
+    seen = scene.copy()
+    seen.objects["tape"].location = "tray"
+
+    class Robot:
+        def observe(self):
+            return seen
+
+    class Lost:
+        def observe(self):
+            raise RuntimeError("no joint state on /joint_states")
+
+    assert world_at_start(Robot(), scene, perceives=True) == (seen, "perceived")  # plan --backend controllers
+    assert world_at_start(Robot(), None, perceives=False) == (seen, "perceived")  # the node: no world given
+    assert world_at_start(Robot(), scene, perceives=False) == (scene, "given")  # sim: the scene is the world
+    assert world_at_start(Lost(), None, perceives=False) == (None, "none")  # the goal ends at its own first look
+
+
 def test_an_fr3_recording_replays_on_the_panda_and_back():
     """The names of every robot in robot_boundary.yaml stand for the same model joints: a run recorded on the FR3
     (fr3_joint1...) gives the same events when replayed on the Panda (Gazebo's arm) as under its own names."""
