@@ -121,7 +121,7 @@ function renderOutcome(result) {
   if (!result) { box.append(el("p", "muted", "no outcome yet")); return; }
   const verified = result.verified ? "checked in the world" : "not checked in the world";
   box.append(el("div", "headline", result.success ? `${result.status}: the instruction is achieved (${verified})`
-    : `${result.status} (${result.error}): ${result.error_msg}`));
+    : `${result.status}${result.error === result.status ? "" : ` (${result.error})`}: ${result.error_msg}`));
   if (result.conditions && result.conditions.length) {
     box.append(el("h2", "", `Each fact at the end (${verified})`));
     const ul = el("ul", "facts");

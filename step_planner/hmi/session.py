@@ -179,11 +179,12 @@ class HmiState:
 
     def on_result(self, goal_id: str, result: dict[str, Any]) -> None:
         with self._lock:
-            if self.goal is not None and self.goal.goal_id == goal_id:
-                self.goal.status = "ended"
-                self.result = result
-                self.log.append(f"outcome: {result.get('status')} {result.get('error_msg', '')}".rstrip())
-                self._changed()
+            if self.goal is None or self.goal.goal_id != goal_id:
+                return  # another goal's (the pages did not send it)
+            self.goal.status = "ended"
+            self.result = result
+            self.log.append(f"outcome: {result.get('status')} {result.get('error_msg', '')}".rstrip())
+            self._changed()
         self._notify()
 
     # ---- what the node publishes (any goal, sent from here or not) --------------------------------------
