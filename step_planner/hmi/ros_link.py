@@ -27,6 +27,8 @@ from step_planner_interfaces.msg import SubgoalTree
 from step_planner_interfaces.srv import AnswerQuestion, ConfirmGoal
 
 CALL_TIMEOUT_S = 10.0
+TICK_S = 0.5
+LOST_AFTER_S = 10.0  # the action server unseen this long while the pages' goal runs: the goal is lost
 DECISIONS = {"accept": ConfirmGoal.Request.ACCEPT, "correct": ConfirmGoal.Request.CORRECT,
              "refuse": ConfirmGoal.Request.REFUSE}
 STATUS = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_CANCELED: "CANCELED",
@@ -76,11 +78,22 @@ class RosLink:
                                       self._on_feedback, feedback_stream())
         self._handle = None
         self._lock = threading.Lock()
-        self.node.create_timer(0.5, lambda: state.on_server(self.client.server_is_ready()))
+        self._unseen = 0  # timer ticks the action server has been gone while the pages' goal runs
+        self.node.create_timer(TICK_S, self._check_server)
         self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
         self.executor.add_node(self.node)
         self._spin = threading.Thread(target=self.executor.spin, daemon=True, name="hmi-ros")
         self._spin.start()
+
+    def _check_server(self) -> None:
+        """Show whether the node is there; a goal whose node vanished ends LOST instead of blocking the pages."""
+        ready = self.client.server_is_ready()
+        self.state.on_server(ready)
+        self._unseen = 0 if ready or not self.state.busy else self._unseen + 1
+        if self._unseen * TICK_S >= LOST_AFTER_S:
+            self._unseen = 0
+            self.state.failed(f"the action server {self.prefix}/execute_task went away while the goal ran "
+                              f"(for {LOST_AFTER_S:g} s): its outcome is unknown", status="LOST")
 
     def _on_feedback(self, msg) -> None:
         self.state.on_feedback(bytes(msg.goal_id.uuid).hex(), to_dict(msg.feedback))

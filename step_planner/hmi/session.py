@@ -166,14 +166,14 @@ class HmiState:
             self._changed()
         self._notify()
 
-    def failed(self, message: str) -> None:
-        """The goal never ran (no server, rejected, lost): the page may send another."""
+    def failed(self, message: str, status: str = "NOT SENT") -> None:
+        """The goal never ran (no server, rejected), or its node went away (LOST): the page may send another."""
         with self._lock:
             if self.goal is not None:
                 self.goal.status = "ended"
-            self.result = {"status": "NOT SENT", "success": False, "error": "NOT_SENT", "error_msg": message,
-                           "verified": False, "conditions": [], "executed_primitives": []}
-            self.log.append(f"not sent: {message}")
+            self.result = {"status": status, "success": False, "error": status.replace(" ", "_"),
+                           "error_msg": message, "verified": False, "conditions": [], "executed_primitives": []}
+            self.log.append(f"{status.lower()}: {message}")
             self._changed()
         self._notify()
 
