@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from hmi_support import RecordingLink, Served
@@ -264,3 +265,12 @@ def test_a_token_from_the_environment_is_required_and_not_printed():
         assert _status(url) == 401 and _status(url, Authorization=f"Bearer {TOKEN}") == 200
     finally:
         _stop(proc)
+
+
+def test_ros2_run_and_step_planner_both_start_the_hmi():
+    from step_planner.cli import DELEGATED
+    from step_planner.hmi import main as hmi_main
+
+    setup = (Path(__file__).resolve().parents[1] / "setup.py").read_text()
+    assert '"hmi = step_planner.hmi.main:main"' in setup  # ros2 run step_planner hmi
+    assert DELEGATED["hmi"] == ("step_planner.hmi.main", "main_hmi") and callable(hmi_main.main)
