@@ -170,6 +170,8 @@ def test_the_models_question_is_answered_on_the_page(browser, shots):
         page.el("answer-send").click()
         assert page.outcome() == "SUCCEEDED", page.text("outcome")
         assert not page.el("ask").is_displayed()
+        page.wait(lambda d: f"reply (answer): {person_tests.ANSWER}" in page.text("dialogue"))
+        assert f"asked: {person_tests.QUESTION}" in page.text("dialogue")
         later = [p for p in handler.prompts if "Answers from the person" in p]
         assert later and all(f"- Q: {person_tests.QUESTION}\n  A: {person_tests.ANSWER}" in p for p in later)
     finally:

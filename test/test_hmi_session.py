@@ -4,6 +4,8 @@ them."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from step_planner.hmi.session import Command, HmiState, Refused, check_facts, parse_command
@@ -74,3 +76,12 @@ def test_commands_are_parsed_and_trimmed():
 def test_malformed_commands_are_refused(raw):
     with pytest.raises(Refused):
         parse_command(raw)
+
+
+def test_the_dialogue_comes_from_the_json_snapshot_and_bad_json_is_ignored():
+    state = HmiState()
+    exchange = {"kind": "question", "text": "which block?", "reply": {"kind": "answer", "text": "the blue one"}}
+    state.on_tree_json(json.dumps({"goal_id": "g", "dialogue": [exchange]}))
+    state.on_tree_json("{not json")
+    state.on_tree_json("[1]")
+    assert state.snapshot()["dialogue"] == [exchange]

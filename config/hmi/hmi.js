@@ -136,6 +136,31 @@ function renderOutcome(result) {
   }
 }
 
+function renderDialogue(dialogue) {  // each exchange: what was asked, the reply, and whatever else it carries
+  const ol = $("dialogue");
+  ol.replaceChildren();
+  if (!dialogue || !dialogue.length) { ol.append(el("li", "muted", "none yet")); return; }
+  for (const d of dialogue) {
+    const li = el("li");
+    const asked = d.kind === "goal_confirmation" ? "confirm the goal" : "asked";
+    li.append(el("div", "", `${asked}: ${d.text}`));
+    const reply = d.reply || {};
+    const facts = (reply.facts || []).length ? ` ${reply.facts.join("; ")}` : "";
+    li.append(el("div", "answer", `reply (${reply.kind || "?"}): ${reply.text || ""}${facts}`));
+    const extra = [];
+    for (const [key, value] of Object.entries(d)) {
+      if (!["kind", "text", "facts", "words", "reply"].includes(key) && value !== "" && value !== null)
+        extra.push(`${key}: ${typeof value === "object" ? JSON.stringify(value) : value}`);
+    }
+    for (const [key, value] of Object.entries(reply)) {
+      if (!["kind", "text", "facts"].includes(key) && value !== "" && value !== null)
+        extra.push(`${key}: ${typeof value === "object" ? JSON.stringify(value) : value}`);
+    }
+    if (extra.length) li.append(el("div", "detail-inline", extra.join(", ")));
+    ol.append(li);
+  }
+}
+
 function render() {
   const s = state;
   $("server").textContent = `${s.node}: ${s.server_ready ? "ready" : "not found"}`;
@@ -164,6 +189,7 @@ function render() {
   $("question").textContent = question;
   renderGoal(s);
   renderTree(s.tree);
+  renderDialogue(s.dialogue);
   renderOutcome(s.result);
   const log = $("log");
   log.replaceChildren(...s.log.map((line) => el("li", "", line)));

@@ -1,9 +1,10 @@
 """The ROS side of ``step-planner hmi``: a thin client of the node, feeding ``HmiState``.
 
 It does what ``step-planner send`` does at a terminal, for the pages: sends the ExecuteTask goal, follows the
-latched ``~/tree``, ``~/pending_goal`` and ``~/pending_question`` and the action's feedback topic (of whichever
-goal runs, sent from here or elsewhere), answers through ``~/confirm_goal`` and ``~/answer_question``, and
-cancels. Messages become plain dicts field by field, so fields added to the interfaces reach the page as they are.
+latched ``~/tree`` (and ``~/tree_json`` for the dialogue), ``~/pending_goal`` and ``~/pending_question`` and
+the action's feedback topic (of whichever goal runs, sent from here or elsewhere), answers through
+``~/confirm_goal`` and ``~/answer_question``, and cancels. Messages become plain dicts field by field, so
+fields added to the interfaces reach the page as they are.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class RosLink:
         self._confirm = self.node.create_client(ConfirmGoal, f"{self.prefix}/confirm_goal")
         self._answer = self.node.create_client(AnswerQuestion, f"{self.prefix}/answer_question")
         self.node.create_subscription(SubgoalTree, f"{self.prefix}/tree", lambda m: state.on_tree(to_dict(m)),
+                                      latched())
+        self.node.create_subscription(String, f"{self.prefix}/tree_json", lambda m: state.on_tree_json(m.data),
                                       latched())
         for kind, topic in (("goal_confirmation", "pending_goal"), ("question", "pending_question")):
             self.node.create_subscription(String, f"{self.prefix}/{topic}",

@@ -135,6 +135,7 @@ class HmiState:
         self.tree: dict[str, Any] | None = None
         self.waiting: dict[str, str] = {}  # kind -> text: goal_confirmation | question (the pending topics)
         self.result: dict[str, Any] | None = None
+        self.dialogue: list[dict[str, Any]] = []  # the goal's exchanges with the person (~/tree_json "dialogue")
         self.server_ready = False
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self._last_step = ""
@@ -209,6 +210,22 @@ class HmiState:
             self._changed()
         self._notify()
 
+    def on_tree_json(self, text: str) -> None:
+        """The JSON snapshot's ``dialogue``: every question and goal confirmation so far with its reply, as the
+        planner records it (shown field by field, so what it adds later shows too)."""
+        try:
+            dialogue = json.loads(text).get("dialogue") or []
+        except (ValueError, AttributeError):
+            return
+        if not isinstance(dialogue, list):
+            return
+        with self._lock:
+            if dialogue == self.dialogue:
+                return
+            self.dialogue = dialogue
+            self._changed()
+        self._notify()
+
     def on_pending(self, kind: str, text: str) -> None:
         with self._lock:
             if text:
@@ -246,4 +263,5 @@ class HmiState:
                                                    "goal_id": self.goal.goal_id}
             return {"type": "state", "version": self.version, "node": self.node, "server_ready": self.server_ready,
                     "goal": goal, "feedback": dict(self.feedback), "feedback_goal": self.feedback_goal,
-                    "tree": self.tree, "waiting": dict(self.waiting), "result": self.result, "log": list(self.log)}
+                    "tree": self.tree, "dialogue": list(self.dialogue),
+                    "waiting": dict(self.waiting), "result": self.result, "log": list(self.log)}
