@@ -203,6 +203,8 @@ def test_a_goal_corrected_at_confirmation_on_the_page(browser, shots):
         outcome = page.text("outcome")
         assert "✓ the tape is in the drawer" in outcome and "screwdriver" not in outcome.split("What the arm did")[0]
         assert "stated by: person" in page.text("goal-card")
+        page.wait(lambda d: "reply (correct): in(tape, drawer); closed(drawer)" in page.text("dialogue"))
+        assert not page.el("confirm").is_displayed()
     finally:
         if page is not None:
             page.close()

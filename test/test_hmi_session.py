@@ -65,6 +65,8 @@ def test_commands_are_parsed_and_trimmed():
         "send", instruction="put the tape away")
     assert parse_command('{"type": "confirm", "decision": "accept"}').decision == "accept"
     assert parse_command('{"type": "confirm", "decision": "refuse", "reason": "the tray"}').text == "the tray"
+    assert parse_command('{"type": "confirm", "decision": "refuse"}').text == "refused on the page"
+    assert parse_command('{"type": "confirm", "decision": "correct", "facts": "closed(drawer)"}').text == ""
     assert parse_command('{"type": "answer", "answer": " the green one "}').text == "the green one"
     assert parse_command('{"type": "cancel"}').kind == "cancel"
     assert check_facts("in(tape, drawer);\nclosed(drawer)") == ("in(tape, drawer)", "closed(drawer)")

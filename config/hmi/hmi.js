@@ -139,14 +139,15 @@ function renderOutcome(result) {
 function renderDialogue(dialogue) {  // each exchange: what was asked, the reply, and whatever else it carries
   const ol = $("dialogue");
   ol.replaceChildren();
-  if (!dialogue || !dialogue.length) { ol.append(el("li", "muted", "none yet")); return; }
+  $("dialogue-card").hidden = !dialogue || !dialogue.length;  // shown once the goal asked the person something
+  if (!dialogue || !dialogue.length) return;
   for (const d of dialogue) {
     const li = el("li");
     const asked = d.kind === "goal_confirmation" ? "confirm the goal" : "asked";
     li.append(el("div", "", `${asked}: ${d.text}`));
     const reply = d.reply || {};
-    const facts = (reply.facts || []).length ? ` ${reply.facts.join("; ")}` : "";
-    li.append(el("div", "answer", `reply (${reply.kind || "?"}): ${reply.text || ""}${facts}`));
+    const said = [reply.text, (reply.facts || []).join("; ")].filter(Boolean).join(" ");
+    li.append(el("div", "answer", `reply (${reply.kind || "?"}): ${said}`));
     const extra = [];
     for (const [key, value] of Object.entries(d)) {
       if (!["kind", "text", "facts", "words", "reply"].includes(key) && value !== "" && value !== null)

@@ -104,7 +104,9 @@ def parse_command(raw: str | bytes) -> Command:
             raise Refused(f"decision must be one of {', '.join(DECISIONS)}")
         facts = check_facts(data.get("facts")) if decision == "correct" else ()
         reason = _text(data.get("reason", ""), "the reason", MAX_REASON_CHARS)
-        return Command("confirm", decision=decision, facts=facts, text=reason or "refused on the page")
+        if decision == "refuse" and not reason:
+            reason = "refused on the page"
+        return Command("confirm", decision=decision, facts=facts, text=reason)
     if kind == "cancel":
         return Command("cancel")
     raise Refused("unknown message type (send, confirm, answer or cancel)")
