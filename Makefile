@@ -12,6 +12,8 @@
 #                    system", a venv with requirements-robot.txt over it, the workspace (scripts/robot_install.sh)
 #   make sdf-tools   Debian's SDF checker (`ign sdf -k`: libsdformat-dev + ignition-tools, apt, as root or with
 #                    passwordless sudo); test/test_gazebo_world.py checks every scene's Gazebo world with it
+#   make browser     Debian's chromium + chromium-driver (apt, as sdf-tools); test/test_hmi_browser.py drives the
+#                    `step-planner hmi` page in it through selenium (the system browser: nothing is downloaded)
 #   make bench       every benchmark of benchmarks/commands.yaml (hours), then BENCHMARKS.md re-rendered;
 #                    make bench ONLY=core_perf,cancel runs only those (see benchmarks/README.md)
 #   make clean       build trees and caches;  make distclean  also the venv
@@ -48,7 +50,7 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces colcon-ws robot-install sdf-tools test lint pytest demo demo-ros bench clean distclean
+.PHONY: venv interfaces colcon-ws robot-install sdf-tools browser test lint pytest demo demo-ros bench clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP) $(TEST_IFACE_STAMPS)
 
@@ -112,6 +114,17 @@ sdf-tools:
 	else echo "sdf-tools: not root and no passwordless sudo: run 'sudo apt-get install $(SDF_PACKAGES)'" >&2; \
 	  exit 1; fi
 	@ign sdf --versions >/dev/null 2>&1 || { echo "sdf-tools: ign sdf still does not run" >&2; exit 1; }
+
+BROWSER_PACKAGES := chromium chromium-driver
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then echo "browser: chromium and chromedriver are installed"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && \
+	  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); \
+	else echo "browser: not root and no passwordless sudo: run 'sudo apt-get install $(BROWSER_PACKAGES)'" >&2; \
+	  exit 1; fi
+	@/usr/bin/chromedriver --version >/dev/null 2>&1 || { echo "browser: chromedriver still does not run" >&2; exit 1; }
 
 # One DDS domain per run and discovery on loopback only, so parallel runs on one machine stay apart
 # and nothing leaves the host. ROS logs go to a throwaway directory instead of ~/.ros/log.

@@ -8,6 +8,7 @@
     step-planner replan EPISODE
     step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
+    step-planner hmi                                (ROS 2: a web page to send, watch, answer and cancel a goal)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
 answers recorded with the project (``config/replay/``, produced by the scripted expert, not an
@@ -290,6 +291,7 @@ DELEGATED = {
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),
     "watch": ("step_planner.ros.watch", "main_watch"),
+    "hmi": ("step_planner.hmi.main", "main_hmi"),
     "node": ("step_planner.ros.node", "main_node"),
     "mujoco-robot": ("step_planner.ros.mujoco_robot", "main_robot"),
     "franka-gripper": ("step_planner.ros.franka_gripper_node", "main_gripper"),
