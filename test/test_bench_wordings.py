@@ -232,3 +232,9 @@ def test_every_scene_loaded_by_the_generator_is_a_real_scene():
         world = load_scene(ROOT / "config" / "scenes" / raw["scene"])
         for names in raw.get("denotes", {}).values():
             assert all(n in world.objects or n in world.places for n in names), raw["id"]
+
+
+def test_every_task_is_solvable_in_its_optimal_count(tasks, library):
+    from step_planner.bench.tasks import check_optimal
+
+    assert not check_optimal(tasks, library)
