@@ -50,7 +50,8 @@ _OPTIONAL_KEYS = {"stated_goal", "style", "question", "answer", "phenomenon", "d
 # instruction is its style
 PHENOMENA = ("quantifier", "plural", "relative_clause", "place", "state", "colour", "side", "the_one", "pronoun",
              "exception", "group", "hidden_adjective", "which_object", "which_place", "hidden_which")
-STYLES = ("colloquial", "indirect", "reference", "polite", "typo", "ambiguous", *PHENOMENA)
+STYLES = ("colloquial", "indirect", "reference", "polite", "typo", "ambiguous")  # the paraphrase suite's
+TASK_STYLES = (*STYLES, *PHENOMENA)  # any task's
 _PARAPHRASE_KEYS = {"of", "style", "instruction"}
 
 
@@ -152,8 +153,8 @@ def task_from_dict(raw: Any, source: str, scenes_dir: Path, cache: dict[str, Wor
     if satisfied(goal, world):
         raise TaskError(f"{where}: the goal already holds in the scene")
     style, question, answer = (str(raw.get(k) or "").strip() for k in ("style", "question", "answer"))
-    if style and style not in STYLES:
-        raise TaskError(f"{where}: style must be one of {STYLES}, got {style!r}")
+    if style and style not in TASK_STYLES:
+        raise TaskError(f"{where}: style must be one of {TASK_STYLES}, got {style!r}")
     if bool(question) != bool(answer) or bool(question) != (style == "ambiguous"):
         raise TaskError(f"{where}: an ambiguous task (style ambiguous) has both a question and an answer")
     task = Task(str(raw["id"]), raw["category"], scene, raw["instruction"].strip(), goal, subgoals,

@@ -441,9 +441,8 @@ def _group(w: SceneWords, rng: random.Random) -> Iterator[Item]:
         every = w.members(group=group, visible=False)
         for at in [None, *w.world.places]:
             objs = w.members(group=group, at=at)
-            if not objs or (at is None and len(objs) != len(every)) or (at is not None and objs == every
-                                                                        and len(w.world.places) < 2):
-                continue
+            if len(objs) < 2 or (at is None and len(objs) != len(every)):
+                continue  # "the tools" for one tool is not how anyone speaks; unqualified only when all are seen
             where = f" {w.prep(at)} {w.the(at)}" if at else ""
             phrase = f"the {group}{where}"
             for dest in w.destinations(objs):
