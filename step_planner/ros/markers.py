@@ -1,0 +1,73 @@
+"""``~/markers`` (visualization_msgs/MarkerArray, latched): the world model, the goal and the plan for RViz.
+
+The content is :mod:`step_planner.viz.scene_markers` (pure, tested without ROS); this module only converts its
+shapes and publishes them when the world or the tree changes. Every array starts with a DELETEALL marker, so
+what left the picture (a fact met, a subgoal done) leaves RViz too; the QoS is transient local, as ``~/tree``,
+so an RViz started late gets the last picture.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from geometry_msgs.msg import Point
+from std_msgs.msg import ColorRGBA, Header
+from visualization_msgs.msg import Marker, MarkerArray
+
+from step_planner.domain.world import WorldState
+from step_planner.planner.tree import SubgoalTree, TreeEvent
+from step_planner.ros.qos import latched
+from step_planner.viz.scene_markers import BASE_FRAME, MarkerModel, Shape
+
+KINDS = {"cube": Marker.CUBE, "cylinder": Marker.CYLINDER, "text": Marker.TEXT_VIEW_FACING, "arrow": Marker.ARROW}
+
+
+def marker_msg(shape: Shape, header: Header) -> Marker:
+    m = Marker(header=header, ns=shape.ns, id=shape.id, type=KINDS[shape.kind], action=Marker.ADD,
+               text=shape.text, frame_locked=False)
+    m.pose.position.x, m.pose.position.y, m.pose.position.z = shape.position
+    o = m.pose.orientation
+    o.x, o.y, o.z, o.w = shape.orientation
+    m.scale.x, m.scale.y, m.scale.z = shape.scale
+    m.color = ColorRGBA(r=shape.rgba[0], g=shape.rgba[1], b=shape.rgba[2], a=shape.rgba[3])
+    m.points = [Point(x=p[0], y=p[1], z=p[2]) for p in shape.points]
+    return m
+
+
+def marker_array(shapes: Sequence[Shape], stamp: Any, frame: str = BASE_FRAME) -> MarkerArray:
+    """DELETEALL, then one marker per shape (RViz applies them in order)."""
+    header = Header(stamp=stamp, frame_id=frame)
+    return MarkerArray(markers=[Marker(header=header, action=Marker.DELETEALL),
+                                *(marker_msg(s, header) for s in shapes)])
+
+
+class MarkerPublisher:
+    """Owns ``~/markers`` on ``node``; a TreeListener of each goal, fed its observations by the node."""
+
+    def __init__(self, node: Any, frame: str = BASE_FRAME) -> None:
+        self.node, self.frame = node, frame
+        self.model = MarkerModel()
+        self._lock = threading.Lock()
+        self._pub = node.create_publisher(MarkerArray, "~/markers", latched())
+
+    def reset(self, world: WorldState) -> None:
+        """A new world: the scene at start-up, or the world a goal starts from."""
+        with self._lock:
+            self.model.reset(world)
+            self._publish()
+
+    def observe(self, world: WorldState) -> None:
+        """The executor's world after a primitive."""
+        with self._lock:
+            self.model.observe(world)
+            self._publish()
+
+    def on_tree_event(self, event: TreeEvent, tree: SubgoalTree) -> None:
+        with self._lock:
+            self.model.set_tree(tree.snapshot())
+            self._publish()
+
+    def _publish(self) -> None:  # under the lock: arrays go out in the order of the changes
+        self._pub.publish(marker_array(self.model.shapes(), self.node.get_clock().now().to_msg(), self.frame))
