@@ -55,10 +55,10 @@ def test_markers_show_the_scene_then_follow_the_drawer_task_over_dds():
     try:
         topic = f"{ros.name}/markers"
         subscribe(ros.client_node, topic, arrays)
-        wait_until(lambda: arrays)  # latched: the scene, before any goal
+        wait_until(lambda: any(in_ns(m, "places") for m in arrays))  # latched: the scene, before any goal
         types = dict(ros.client_node.get_topic_names_and_types())
         assert types[topic] == ["visualization_msgs/msg/MarkerArray"]
-        first = arrays[0]
+        first = next(m for m in arrays if in_ns(m, "places"))  # once its geometry is built (off the node's threads)
         result = wait_for(ros.send(TASK).get_result_async(), timeout=60).result
         assert result.success, result.error_msg
         wait_quiet(arrays)
@@ -76,7 +76,8 @@ def test_markers_show_the_scene_then_follow_the_drawer_task_over_dds():
     assert {"tape", "screwdriver", "red_block", "cup", "tray", "drawer (closed)"} <= labels
     assert drawer_colour(first) == rounded(sm.CLOSED_RGBA) and not in_ns(first, "facts")
 
-    colours = [drawer_colour(m) for m in received]
+    assert all(in_ns(m, "places") for m in received[received.index(first):]), "the geometry was lost"
+    colours = [drawer_colour(m) for m in received if in_ns(m, "places")]
     changes = [c for i, c in enumerate(colours) if i == 0 or colours[i - 1] != c]
     assert changes == [rounded(sm.CLOSED_RGBA), rounded(sm.OPEN_RGBA), rounded(sm.CLOSED_RGBA)]
     assert any(in_ns(m, "target") for m in received), "the current primitive's target was never marked"
@@ -92,3 +93,48 @@ def test_markers_show_the_scene_then_follow_the_drawer_task_over_dds():
     grey = [m for m in in_ns(end, "objects") if rgba(m) == rounded(sm.BELIEVED_RGBA)]
     assert len(grey) == 2
     assert late[-1].markers == end.markers  # transient local: the last picture for a late viewer
+
+
+def test_a_slow_scene_geometry_is_built_off_the_callers_thread_once():
+    """Laying out a scene with objects in drawers takes seconds: a goal starts at once with the objects drawn from
+    their own poses, the places follow when built, and the next goal of that scene finds them built."""
+    import time
+
+    import rclpy
+
+    from step_planner.domain.scene import load_scene
+    from step_planner.resources import config_dir
+    from step_planner.ros.markers import MarkerPublisher
+
+    world = load_scene(config_dir() / "scenes" / "drawer_desk.yaml")
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("markers_geometry_test", context=context)
+    try:
+        markers = MarkerPublisher(node)
+        built = threading.Event()
+        real_build = markers.geometries.build
+
+        def slow_build(*args):
+            built.wait(10)  # held until the test has looked
+            return real_build(*args)
+
+        markers.geometries.build = slow_build
+        t0 = time.monotonic()
+        thread = markers.reset(world)
+        assert thread is not None and time.monotonic() - t0 < 1.0
+        with markers._lock:
+            shapes = markers.model.shapes()
+        assert not by_ns(shapes, "places") and by_ns(shapes, "objects")  # the table objects, from their positions
+        built.set()
+        thread.join(10)
+        with markers._lock:
+            assert by_ns(markers.model.shapes(), "places")
+        assert markers.reset(world) is None  # the same scene again: no second build
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def by_ns(shapes, ns: str) -> list:
+    return [s for s in shapes if s.ns == ns]

@@ -3,7 +3,8 @@
 The content is :mod:`step_planner.viz.scene_markers` (pure, tested without ROS); this module only converts its
 shapes and publishes them when the world or the tree changes. Every array starts with a DELETEALL marker, so
 what left the picture (a fact met, a subgoal done) leaves RViz too; the QoS is transient local, as ``~/tree``,
-so an RViz started late gets the last picture.
+so an RViz started late gets the last picture. A scene's geometry is built once, off the caller's thread (it can
+take seconds): until it is there, objects are drawn from the poses the world carries.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from step_planner.domain.world import WorldState
 from step_planner.planner.tree import SubgoalTree, TreeEvent
 from step_planner.ros.qos import latched
-from step_planner.viz.scene_markers import BASE_FRAME, MarkerModel, Shape
+from step_planner.viz.scene_markers import BASE_FRAME, GeometryCache, MarkerModel, Shape
 
 KINDS = {"cube": Marker.CUBE, "cylinder": Marker.CYLINDER, "text": Marker.TEXT_VIEW_FACING, "arrow": Marker.ARROW}
 
@@ -49,14 +50,37 @@ class MarkerPublisher:
     def __init__(self, node: Any, frame: str = BASE_FRAME) -> None:
         self.node, self.frame = node, frame
         self.model = MarkerModel()
+        self.geometries = GeometryCache()
         self._lock = threading.Lock()
+        self._world = 0  # which reset the model shows: a geometry built for an earlier one is not applied
         self._pub = node.create_publisher(MarkerArray, "~/markers", latched())
 
-    def reset(self, world: WorldState) -> None:
-        """A new world: the scene at start-up, or the world a goal starts from."""
+    def reset(self, world: WorldState) -> threading.Thread | None:
+        """A new world: the scene at start-up, or the world a goal starts from. Returns the thread building its
+        geometry (None: built before)."""
+        key = self.geometries.key(world)
+        known, geometry = self.geometries.get(world, key)
         with self._lock:
-            self.model.reset(world)
+            self._world += 1
+            generation = self._world
+            self.model.reset(world, geometry, build=False)
             self._publish()
+        if known:
+            return None
+        thread = threading.Thread(target=self._build, args=(world.copy(), key, generation), daemon=True,
+                                  name="markers_geometry")
+        thread.start()
+        return thread
+
+    def _build(self, world: WorldState, key: str, generation: int) -> None:
+        geometry = self.geometries.build(world, key)
+        try:
+            with self._lock:
+                if generation == self._world:
+                    self.model.set_geometry(geometry)
+                    self._publish()
+        except Exception:  # the node went away meanwhile: nobody to show it to
+            pass
 
     def observe(self, world: WorldState) -> None:
         """The executor's world after a primitive."""

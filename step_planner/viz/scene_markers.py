@@ -24,7 +24,10 @@ observations it is given, so "believed" means what it means to the planner.
 
 from __future__ import annotations
 
+import json
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,6 +256,44 @@ def _goal_markers(b: _Builder, tree: dict[str, Any], anchors: dict[str, np.ndarr
                   points=(_vec(tip + [0, 0, TARGET_ARROW]), _vec(tip)))
 
 
+class GeometryCache:
+    """Scene geometries by the world they were built from (its places and objects as the scene gives them).
+
+    WHY: laying out a scene with objects in drawers can take seconds (``scene_geometry``'s free-spot search), and
+    a goal must not wait for a picture: the ROS edge builds it off the goal's thread, once per scene."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._built: OrderedDict[str, SceneGeometry | None] = OrderedDict()
+
+    @staticmethod
+    def key(world: WorldState) -> str:
+        data = world.to_dict()
+        return json.dumps({"objects": data["objects"], "places": data["places"]}, sort_keys=True, default=str)
+
+    def get(self, world: WorldState, key: str | None = None) -> tuple[bool, SceneGeometry | None]:
+        """(known, geometry): whether it was built already, and what was built (None: the scene has none)."""
+        key = key or self.key(world)
+        with self._lock:
+            if key in self._built:
+                self._built.move_to_end(key)
+                return True, self._built[key]
+        return False, None
+
+    def build(self, world: WorldState, key: str | None = None) -> SceneGeometry | None:
+        key = key or self.key(world)
+        try:
+            geometry = scene_geometry(world)
+        except (SceneError, KeyError, ValueError):  # a scene without geometry: objects placed from their own
+            geometry = None
+        with self._lock:
+            self._built[key] = geometry
+            while len(self._built) > self.size:
+                self._built.popitem(last=False)
+        return geometry
+
+
 class MarkerModel:
     """What ``~/markers`` shows, kept between updates: the scene geometry, the planner's beliefs of the
     observations given, the last tree. Plain Python: the node calls it from its threads under its own lock."""
@@ -262,14 +303,17 @@ class MarkerModel:
         self.beliefs = Beliefs()
         self.tree: dict[str, Any] | None = None
 
-    def reset(self, world: WorldState, tree: dict[str, Any] | None = None) -> None:
-        """A new world (a goal starts, or the scene at start-up): its geometry, fresh beliefs."""
-        try:
-            self.geometry = scene_geometry(world)
-        except (SceneError, KeyError, ValueError):  # a scene without geometry: objects placed from their own
-            self.geometry = None
+    def reset(self, world: WorldState, geometry: SceneGeometry | None = None, build: bool = True) -> None:
+        """A new world (a goal starts, or the scene at start-up): fresh beliefs, and its geometry (given, built
+        here with ``build``, or left None until :meth:`set_geometry`)."""
+        if geometry is None and build:
+            geometry = GeometryCache(1).build(world)
+        self.geometry = geometry
         self.beliefs = Beliefs(world.observed())
-        self.tree = tree
+        self.tree = None
+
+    def set_geometry(self, geometry: SceneGeometry | None) -> None:
+        self.geometry = geometry
 
     def observe(self, world: WorldState) -> None:
         """An observation after a primitive (the executor's world: hidden objects are dropped, as the planner does)."""
