@@ -187,3 +187,26 @@ def test_the_marker_content_imports_no_ros():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+def test_the_geometry_cache_ignores_what_moves_between_goals(drawer_world):
+    cache = sm.GeometryCache()
+    cache.build(drawer_world)
+    moved = drawer_world.copy()
+    moved.objects["tape"].location = "tray"
+    moved.objects["tape"].geometry = {**moved.objects["tape"].geometry, "position": [0.45, 0.3, 0.02], "yaw": 10.0}
+    moved.places["drawer"].is_open = True
+    assert cache.get(moved)[0]  # a robot's next observation: built already
+    bigger = drawer_world.copy()
+    bigger.objects["tape"].geometry = {**bigger.objects["tape"].geometry, "size": [0.03, 0.03]}
+    assert not cache.get(bigger)[0]  # another shape: built anew
+
+
+def test_a_world_with_a_held_object_still_has_its_places_drawn(drawer_world):
+    held = drawer_world.copy()
+    held.objects["tape"].location, held.held = "gripper", "tape"
+    model = sm.MarkerModel()
+    model.reset(held)
+    shapes = model.shapes()
+    assert {s.text for s in by(shapes, "labels")} >= {"drawer (closed)", "tray", "tape"}
+    assert np.allclose(object_at(shapes, "tape").position, [0.45, 0.08, 0.015])  # its own pose (last seen)

@@ -132,6 +132,8 @@ class MujocoRobotNode(Node):
         /joint_states (sensor_msgs/JointState), /clock (rosgraph_msgs/Clock),
         the boundary's object_poses topic (tf2_msgs/TFMessage): objects and cabinets as models in the world,
         drawers as links of their cabinet, as gz-sim's PosePublisher through ros_gz_bridge
+        /tf (tf2_msgs/TFMessage; parameters tf, tf_links): the true model poses under the world frame, the world
+        frame at panda_link0, and with tf_links the robot's links from the physics, for RViz
     Services:
         ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home (a repeated request_id
             is answered from the first load)

@@ -269,8 +269,14 @@ class GeometryCache:
 
     @staticmethod
     def key(world: WorldState) -> str:
-        data = world.to_dict()
-        return json.dumps({"objects": data["objects"], "places": data["places"]}, sort_keys=True, default=str)
+        """What the drawn places and sizes depend on: not where objects are now nor which drawers are open (a robot
+        backend's observations move them every goal; the drawn poses come from the world, not the geometry)."""
+        moving = {"position", "yaw", "pushed", "opening"}
+        objects = {n: [o.category, {k: v for k, v in o.geometry.items() if k not in moving}]
+                   for n, o in world.objects.items()}
+        places = {n: [p.kind, {k: v for k, v in p.geometry.items() if k not in moving}]
+                  for n, p in world.places.items()}
+        return json.dumps([objects, places], sort_keys=True, default=str)
 
     def get(self, world: WorldState, key: str | None = None) -> tuple[bool, SceneGeometry | None]:
         """(known, geometry): whether it was built already, and what was built (None: the scene has none)."""
@@ -283,8 +289,10 @@ class GeometryCache:
 
     def build(self, world: WorldState, key: str | None = None) -> SceneGeometry | None:
         key = key or self.key(world)
+        laid_out = world.copy()  # a held object has no start on a place: drawn from its pose, not laid out
+        laid_out.objects = {n: o for n, o in laid_out.objects.items() if o.location in world.places}
         try:
-            geometry = scene_geometry(world)
+            geometry = scene_geometry(laid_out)
         except (SceneError, KeyError, ValueError):  # a scene without geometry: objects placed from their own
             geometry = None
         with self._lock:
