@@ -131,6 +131,8 @@ def test_a_slow_scene_geometry_is_built_off_the_callers_thread_once():
         with markers._lock:
             assert by_ns(markers.model.shapes(), "places")
         assert markers.reset(world) is None  # the same scene again: no second build
+        markers.close()
+        assert not markers._sender.is_alive()
     finally:
         node.destroy_node()
         rclpy.try_shutdown(context=context)

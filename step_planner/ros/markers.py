@@ -3,7 +3,9 @@
 The content is :mod:`step_planner.viz.scene_markers` (pure, tested without ROS); this module only converts its
 shapes and publishes them when the world or the tree changes. Every array starts with a DELETEALL marker, so
 what left the picture (a fact met, a subgoal done) leaves RViz too; the QoS is transient local, as ``~/tree``,
-so an RViz started late gets the last picture. A scene's geometry is built once, off the caller's thread (it can
+so an RViz started late gets the last picture. Arrays are built and sent by a thread of their own, the latest picture
+only: a burst of tree events costs the planning thread a snapshot each, never a message (a 32-marker array takes
+~6 ms to build as rosidl messages). A scene's geometry is built once, off the caller's thread (it can
 take seconds): until it is there, objects are drawn from the poses the world carries.
 """
 
@@ -54,6 +56,18 @@ class MarkerPublisher:
         self._lock = threading.Lock()
         self._world = 0  # which reset the model shows: a geometry built for an earlier one is not applied
         self._pub = node.create_publisher(MarkerArray, "~/markers", latched())
+        self._changed = threading.Condition(self._lock)
+        self._dirty = False
+        self._closed = False
+        self._sender = threading.Thread(target=self._send_loop, daemon=True, name="markers_sender")
+        self._sender.start()
+
+    def close(self, timeout_s: float = 2.0) -> None:
+        """Stop sending (before the node is destroyed)."""
+        with self._lock:
+            self._closed = True
+            self._changed.notify_all()
+        self._sender.join(timeout_s)
 
     def reset(self, world: WorldState) -> threading.Thread | None:
         """A new world: the scene at start-up, or the world a goal starts from. Returns the thread building its
@@ -79,7 +93,7 @@ class MarkerPublisher:
                 if generation == self._world:
                     self.model.set_geometry(geometry)
                     self._publish()
-        except Exception:  # the node went away meanwhile: nobody to show it to
+        except Exception:  # a viewer's picture: never an error of the node
             pass
 
     def observe(self, world: WorldState) -> None:
@@ -93,5 +107,20 @@ class MarkerPublisher:
             self.model.set_tree(tree.snapshot())
             self._publish()
 
-    def _publish(self) -> None:  # under the lock: arrays go out in the order of the changes
-        self._pub.publish(marker_array(self.model.shapes(), self.node.get_clock().now().to_msg(), self.frame))
+    def _publish(self) -> None:  # under the lock: the sender takes the latest picture
+        self._dirty = True
+        self._changed.notify_all()
+
+    def _send_loop(self) -> None:
+        while True:
+            with self._lock:
+                while not (self._dirty or self._closed):
+                    self._changed.wait()
+                if self._closed:
+                    return
+                self._dirty = False
+                shapes = self.model.shapes()
+            try:
+                self._pub.publish(marker_array(shapes, self.node.get_clock().now().to_msg(), self.frame))
+            except Exception:  # the node is being destroyed: nothing more to show
+                return

@@ -359,6 +359,7 @@ class StepPlannerNode(Node):
 
     def destroy_node(self) -> None:
         """Close the robot connection (its own DDS participant and spin thread) before the node goes."""
+        self.markers.close()
         executor, self._persistent_executor = self._persistent_executor, None
         if executor is not None and callable(close := getattr(executor, "close", None)):
             close()
