@@ -95,9 +95,16 @@ def test_generic_words_are_never_names_and_every_refusal_names_its_rule(library)
         "unmentioned_thing", "named_object_missing"]
     assert rules_refusing(library, "drawer_desk", "put the tape in the drawer", ["in(tape, bin)"]) == [
         "grammar"]
-    # a provisional name made of the instruction's words is accepted while the thing is hidden
+    # a provisional name made of the instruction's words (up to three) is accepted while the thing is hidden
     assert rules_refusing(library, "workshop", "There should be an old sponge in the drawer. Bin it.",
                           ["in(old_sponge, bin)"]) == []
+    assert rules_refusing(library, "workshop", "A dusty old blue sponge is in the drawer: bin it.",
+                          ["in(old_blue_sponge, bin)"]) == []
+
+
+def test_a_group_or_mass_word_is_never_a_singular_reference(library):
+    # "the rubbish" is all of it: a goal about one piece is the model's (narrow) reading, shown and confirmed
+    assert rules_refusing(library, "supply_cabinet", "Put the rubbish in the bin", ["in(wrapper, bin)"]) == []
 
 
 # ---- the planner with a scripted model and person -----------------------------------------------------------

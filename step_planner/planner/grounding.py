@@ -268,7 +268,7 @@ def _describes(tokens: list[str], i: int, candidates: set[str], world: WorldStat
     return False
 
 
-def references(text: str, world: WorldState, named: Iterable[str]) -> list[Reference]:
+def references(text: str, world: WorldState, named: Iterable[str], group_words: Iterable[str] = ()) -> list[Reference]:
     """Definite singular references ("the block", "the blue block") that several things in view fit,
     with what the goal (``named``: the things its facts are about) picked of them.
 
@@ -277,8 +277,10 @@ def references(text: str, world: WorldState, named: Iterable[str]) -> list[Refer
     noun that is not part of the candidates' names ("the open drawer", "the big block"), a relative clause or
     a place phrase that fits a candidate after it ("the block that is ...", "the block in the red tray", "the
     drawer on the left"), another mention of the same noun that is described, "the one(s) ...", or a word
-    that only some candidates' names carry ("the green one")."""
+    that only some candidates' names carry ("the green one"). A group or mass word ("the rubbish", "the
+    stationery": ``group_words``) is never a singular reference."""
     tokens = _tokens(text, world)
+    groups = set(group_words)
     things = {n: _kind_words(n, o.category) for n, o in world.objects.items() if world.is_visible(n)}
     things |= {n: _kind_words(n, kind=p.kind) for n, p in world.places.items()}
     chosen = set(named)
@@ -286,7 +288,7 @@ def references(text: str, world: WorldState, named: Iterable[str]) -> list[Refer
     found: dict[tuple[str, ...], tuple[str, bool]] = {}
     for i, tok in enumerate(tokens):
         candidates = {n for n, kinds in things.items() if tok in kinds}
-        if len(candidates) < 2:
+        if len(candidates) < 2 or tok in groups:
             continue
         j, modifiers = i - 1, []
         while j >= 0 and tokens[j] != "the" and len(modifiers) < 3:
@@ -353,13 +355,13 @@ _DETERMINERS = frozenset({"the", "all", "my", "your", "our", "their", "those", "
 
 
 def unseen_names(text: str, world: WorldState, generic: Iterable[str] = ()) -> set[str]:
-    """Plain words of a text that could name an object not seen yet (``screwdriver``, ``red_block``,
-    ``old_sponge``); never a ``generic`` word ("thing", "item") or a pair with one in it."""
+    """Runs of up to three words of a text that could name an object not seen yet (``screwdriver``,
+    ``red_block``, ``old_sponge``, ``dusty_blue_block``); never one with a ``generic`` word ("thing", "item")."""
     padded = _words(text).split()
     generic = set(generic)
-    singles = {w for w in padded if w not in generic}
-    pairs = {f"{a}_{b}" for a, b in zip(padded, padded[1:], strict=False) if a not in generic and b not in generic}
-    return {w for w in singles | pairs if not world.entity_type(w)}
+    runs = {"_".join(padded[i:i + n]) for n in (1, 2, 3) for i in range(len(padded) - n + 1)
+            if not set(padded[i:i + n]) & generic}
+    return {w for w in runs if not world.entity_type(w)}
 
 
 def _parse_all(texts: Iterable[object], world: WorldState, unseen: set[str],
@@ -446,8 +448,8 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     elif missing := sorted(named_objects - positive):
         out.refuse(RULE_ONLY_NEGATED, f"say where {', '.join(missing)} must end up (a fact such as in(...), "
                    "on(...) or holding(...), not only what must not hold)")
-    out.references = [r for r in references(instruction, world, {a for f in out.facts if not f.negated
-                                                                 for a in f.args}) if r.resolved]
+    named_by_goal = {a for f in out.facts if not f.negated for a in f.args}
+    out.references = [r for r in references(instruction, world, named_by_goal, library.group_words) if r.resolved]
     if not answered:
         for ref in out.references:
             if ref.guessed:
