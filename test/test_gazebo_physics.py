@@ -74,3 +74,22 @@ def test_the_verdicts_can_fail():
     assert failed == {("a", "object displacement"), ("b", "object lowest point - table top"),
                       ("d_slide", "untouched drawer joint moved"), ("d_slide", "forced open: upper limit - reached"),
                       ("d_slide", "velocity closed: reached - target")}
+
+
+def test_the_checker_sees_a_falling_object_and_a_creeping_drawer(tmp_path):
+    """End to end, the measurement can fail: the tape spawned 3 cm up falls onto the table (more than 5 mm), and a
+    drawer whose slide tilts 20 % downward rolls open under gravity when untouched."""
+    checker = _checker()
+    path = ROOT / "config/scenes/drawer_desk.yaml"
+    sdf = tmp_path / "bad.sdf"
+    assert main(["export-world", str(path), "--sdf", str(sdf), "--bridge", str(tmp_path / "bridge.yaml")]) == 0
+    text = sdf.read_text()
+    geometry = scene_geometry(load_scene(path))
+    x, y, z = geometry.objects["tape"].spawn_position
+    tape = f"<pose>{x:.9g} {y:.9g} {z:.9g} "
+    assert text.count(tape) == 1 and text.count("<xyz>-1 0 0</xyz>") == 1
+    sdf.write_text(text.replace(tape, f"<pose>{x:.9g} {y:.9g} {z + 0.03:.9g} ")
+                   .replace("<xyz>-1 0 0</xyz>", "<xyz>-1 0 -0.2</xyz>"))
+    failed = {(v.subject, v.what) for v in pc.verdicts(pc.run_checker(checker, sdf), 0.0) if not v.ok}
+    assert ("tape", "object displacement") in failed
+    assert ("drawer_slide", "untouched drawer joint moved") in failed
