@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.scenes.split(",") if n]
     scenes = [ROOT / "config/scenes" / f"{n}.yaml" for n in names] or sorted((ROOT / "config/scenes").glob("*.yaml"))
     print("Gazebo Fortress physics (ignition-physics 5.1.0 + DART 6.12, Debian bookworm), not Harmonic's gz-physics 7;"
-          " no arm, no LLM.")
+          " no arm, no planner, NOT an LLM.")
     print(f"Limits: objects within {pc.OBJECT_TOL_M * 1000:g} mm after {pc.REST_S:g} s untouched, lowest point not "
           f"below the table top by more than {pc.TABLE_TOL_M * 1000:g} mm; drawers within "
           f"{pc.JOINT_TOL_M * 1000:g} mm when untouched and of each target when driven (velocity: "
