@@ -5,23 +5,25 @@
 // property of the physics engine. This program builds each world the way gz-sim Fortress's Physics system does
 // and prints what happens as one JSON object per line; test/test_gazebo_physics.py asserts on those figures.
 //
-// Construction reproduces gz-sim ign-gazebo6 (commit aab5556) src/systems/physics/Physics.cc, which does not hand
+// Construction reproduces gz-sim ign-gazebo6 (commit aab5556f) src/systems/physics/Physics.cc, which does not hand
 // the whole sdf::World to the engine but rebuilds each entity from its ECM components:
 //   - the engine: the first plugin of libignition-physics-dartsim-plugin.so (the default, .cc:727-729) in
-//     IGNITION_PHYSICS_ENGINE_INSTALL_DIR (.cc:754) that offers MinimumFeatureList (.cc:161-171, 775-821);
+//     IGNITION_PHYSICS_ENGINE_INSTALL_DIR (.cc:756) that offers MinimumFeatureList (.cc:161-171, 775-821);
 //   - the world: ConstructWorld(sdf::World) with only name and gravity (.cc:904-909);
-//   - each model: ConstructModel(sdf::Model) with name, pose, static and self_collide, no links (.cc:986-1040);
-//   - each link: ConstructLink(sdf::Link) with name, pose, inertial (.cc:1145-1171; a link's
+//   - each model: ConstructModel(sdf::Model) with name, pose, static and self_collide, no links (.cc:992-1038);
+//   - each link: ConstructLink(sdf::Link) with name, pose, inertial (.cc:1146-1172; a link's
 //     <gravity> is not in sdformat 12's DOM, and our worlds do not disable it);
-//   - each collision: ConstructCollision of the collision DOM with its pose resolved to the link (.cc:1225-1230,
-//     1376-1378);
+//   - each collision: ConstructCollision of the collision DOM with its pose resolved to the link (.cc:1223-1225,
+//     1389);
 //   - each joint: ConstructJoint(sdf::Joint) with name, type, pose, thread pitch, parent, child and the axes with
-//     xyz resolved (.cc:1495-1512; the components from src/SdfEntityCreator.cc:111-143, 684-711);
+//     xyz resolved (.cc:1493-1515; the components from src/SdfEntityCreator.cc:111-143, 684-711);
 //   - a step: ForwardStep with the step size as the input's duration (.cc:2430-2446), the world's
 //     <max_step_size> (gz-sim's dt);
-//   - a joint velocity command: SetVelocityCommand each step (.cc:2012-2033; the dartsim plugin's SERVO actuator,
+//   - a joint velocity command: SetVelocityCommand each step (.cc:2030-2033; the dartsim plugin's SERVO actuator,
 //     gz-physics ignition-physics5_5.1.0 dartsim/src/JointFeatures.cc:147-185), a force command SetForce each
-//     step (.cc:1976-1992, JointFeatures.cc:124-144); DART clears commands after every step, gz-sim re-applies.
+//     step (.cc:1976-1992, JointFeatures.cc:124-144); the plugin's step is DART's World::step() (SimulationFeatures.cc:69),
+//     which zeroes joint commands after each step (dart/simulation/World.hpp:216-219), so gz-sim, and this
+//     checker, set them again before every step.
 //
 // Usage: gz_physics_check WORLD.sdf [--seconds S] [--speed V] [--force F]
 // Output (stdout, one JSON object per line):
@@ -29,8 +31,8 @@
 //                           lowest point of its collision shapes at start and end, after S seconds untouched;
 //   {"kind":"fixture", ...} every link of a model with joints, its displacement after S seconds untouched;
 //   {"kind":"joint_rest", ...}   every prismatic joint's position at start and after S seconds untouched;
-//   {"kind":"joint_drive", ...}  every prismatic joint driven in a fresh world, after 1 s of settling: by velocity V
-//                           toward its upper limit, then its lower, and by force F likewise; positions reached.
+//   {"kind":"joint_drive", ...}  every prismatic joint driven, one after the other in a fresh world after 1 s of
+//                           settling, by force F, by velocity V and at its limits (see Drive); positions reached.
 // Exit code 0 when the world was built and stepped; the verdicts are the test's.
 
 #include <cmath>
