@@ -300,3 +300,23 @@ def test_send_shows_how_the_goal_reads_the_persons_answer():
             proc.kill()
         os.close(master)
         ros.close()
+
+
+def test_the_feedback_shows_how_the_goal_reads_the_persons_answer():
+    ros = RosHarness(WhichBlue())
+    try:
+        Pending(ros)  # someone shows the question
+        answer = ros.client_node.create_client(AnswerQuestion, f"{ros.name}/answer_question")
+        assert answer.wait_for_service(timeout_sec=15)
+        feedback: list = []
+        result = ros.send(BLUE, scene="colour_sort", feedback=feedback).get_result_async()
+        wait_until(lambda: any(f.waiting_for == "question" for f in feedback))
+        assert wait_for(answer.call_async(AnswerQuestion.Request(answer="the one on the red tray"))).accepted
+        done = wait_for(result, timeout=60).result
+        assert done.success, done.error_msg
+        reading = "'the blue block' -> blue_block_4, from your answer 'the one on the red tray'"
+        wait_until(lambda: any(list(f.readings) == [reading] for f in feedback))
+        first = next(i for i, f in enumerate(feedback) if f.readings)
+        assert all(not f.readings for f in feedback[:first])  # shown once the goal reads it, not before
+    finally:
+        ros.close()
