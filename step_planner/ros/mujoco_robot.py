@@ -37,7 +37,7 @@ from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
 from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
-from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams, validate
+from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams
 from step_planner.execution.sim.franka_gripper_emulation import FrankaGripperParams
 from step_planner.execution.sim.robot import SimRobot
 from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
@@ -146,7 +146,9 @@ class MujocoRobotNode(Node):
         self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints,
                               finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),
                               realtime_factor=float(p["realtime_factor"]),
-                              world_name=p["world_name"] or Path(str(p["scene"])).stem)
+                              world_name=p["world_name"] or Path(str(p["scene"])).stem,
+                              limit_reflex=(self.boundary.arm.lower, self.boundary.arm.upper)
+                              if self.boundary.arm.limit_reflex else None)
         self._ends: dict[bytes, GoalEnd] = {}
         self._ends_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -266,7 +268,7 @@ class MujocoRobotNode(Node):
     # ---- FollowJointTrajectory -------------------------------------------------------------------------------
     def _arm_goal(self, request: FollowJointTrajectory.Goal) -> GoalResponse:
         """Reject what joint_trajectory_controller rejects (JTC.cpp:1406-1420); the reason only goes to the log."""
-        problem = validate(self.robot.arm_params, m.trajectory_goal_from_msg(request), self.robot.time)
+        problem = self.robot.arm_problem(m.trajectory_goal_from_msg(request))
         if problem:
             self.get_logger().error(problem)
             return GoalResponse.REJECT

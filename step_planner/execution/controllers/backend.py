@@ -27,6 +27,7 @@ from step_planner.execution.controllers.port import RemoteController
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.executor import MotionStackExecutor
 from step_planner.execution.sim.ik import IkSolver
+from step_planner.execution.sim.model import narrow_arm_limits
 from step_planner.execution.sim.motion import Arm
 from step_planner.execution.sim.planning import CollisionChecker
 from step_planner.execution.sim.primitives import SimPrimitives
@@ -63,6 +64,9 @@ class ControllersExecutor(MotionStackExecutor):
         self._own_connection = connection is None
         self.connection = connection or RobotConnection(config)
         self.ik = IkSolver(seed)
+        # IK, RRTConnect's bounds and the mirror plan within the robot's limits (inside the model's own ranges)
+        self.limits = config.planning_limits(self.ik.index.lower, self.ik.index.upper)
+        self.ik.restrict(*self.limits)
         self._executing = threading.Lock()
         try:
             self.reset(world)
@@ -78,6 +82,8 @@ class ControllersExecutor(MotionStackExecutor):
             self.connection.forget_poses()
         self.template = world.copy()
         self.model, self.info, self.data, self.index = scene_at_home(world)
+        narrow_arm_limits(self.model, *self.limits)
+        self.index.lower, self.index.upper = self.limits[0].copy(), self.limits[1].copy()
         self.connection.wait_ready()
         self.controller = RemoteController(self.connection, self.model, self.data, self.index, self.info)
         self.controller.sync(fresh=True)

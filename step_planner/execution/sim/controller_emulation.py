@@ -26,6 +26,8 @@ import numpy as np
 
 # control_msgs/action/FollowJointTrajectory Result error codes (control_msgs jazzy, FollowJointTrajectory.action:34-39)
 SUCCESSFUL, INVALID_GOAL, PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED = 0, -1, -4, -5
+DEACTIVATED = "Current goal cancelled during deactivate transition."  # JTC.cpp:1265
+INACTIVE = "Can't accept new action goals. Controller is not running."  # JTC.cpp:1407-1412 (rejected)
 _EPS = float(np.finfo(np.float32).eps)  # JTC.cpp:1717-1730 compares the last velocities with float epsilon
 
 
@@ -343,6 +345,13 @@ class TrajectoryController:
             return
         self.stopping = TrajectorySampler(points, now, TrajectoryPoint(now, q, qd, np.zeros_like(q)))
         self.hold_q = hold
+
+    def deactivate(self, q: np.ndarray) -> None:
+        """The controller manager deactivates the controller (its hardware failed): the running goal ends ABORTED,
+        INVALID_GOAL (on_deactivate, JTC.cpp:1255-1268) and the arm is held where it is."""
+        if self.active is not None:
+            self._end("aborted", INVALID_GOAL, DEACTIVATED, None)
+        self.hold_q, self.stopping = np.asarray(q, dtype=float).copy(), None
 
     def _end(self, status: str, code: int, text: str, stop: tuple[float, np.ndarray, np.ndarray] | None) -> None:
         assert self.active is not None

@@ -156,6 +156,15 @@ def exclude_resting_self_contacts(spec: mujoco.MjSpec) -> None:
         ex.bodyname1, ex.bodyname2 = b1, b2
 
 
+def narrow_arm_limits(model: mujoco.MjModel, lower: np.ndarray, upper: np.ndarray) -> None:
+    """Bound the arm joints' ranges of ``model`` to [lower, upper] (planning-model order), so every user of the
+    ranges (IK's limits, the planner's bounds, :class:`PandaIndex`) plans within a robot's own limits."""
+    for i, name in enumerate(ARM_JOINTS):
+        joint = model.joint(name).id
+        model.jnt_range[joint] = [float(lower[i]), float(upper[i])]
+        model.jnt_limited[joint] = 1
+
+
 class PandaIndex:
     """Index arrays into qpos/qvel/ctrl for the arm and gripper of a compiled model."""
 
