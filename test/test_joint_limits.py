@@ -31,7 +31,8 @@ from step_planner.execution.sim.robot import SimRobot
 from step_planner.execution.sim.timing import TimedTrajectory, time_parameterize
 from step_planner.resources import config_path
 
-# franka_description@b299b39 robots/fr3/joint_limits.yaml:1-48, robots/fer/joint_limits.yaml:1-47, typed from the files
+# frankarobotics/franka_description@566ba44 robots/fr3/joint_limits.yaml:1-48, robots/fer/joint_limits.yaml:1-47,
+# typed from the files
 FR3_LOWER = [-2.7437, -1.7837, -2.9007, -3.0421, -2.8065, 0.5445, -3.0159]
 FR3_UPPER = [2.7437, 1.7837, 2.9007, -0.1518, 2.8065, 4.5169, 3.0159]
 FER_LOWER = [-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973]

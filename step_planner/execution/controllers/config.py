@@ -55,7 +55,7 @@ class GripperBoundary:
     result_position: str  # per_finger | full_width: what the result's position means
     max_effort: float
     grasp_epsilon: float = 0.005  # franka_gripper: a grasp holds iff the gap is within this of the expected width
-    speed: float = 0.1  # franka_gripper: move and grasp speed (m/s), its default (franka_gripper_node.yaml:6)
+    speed: float = 0.1  # franka_gripper: move and grasp speed (m/s), its default (franka_gripper_node.yaml:5)
 
     @property
     def node(self) -> str:

@@ -28,7 +28,9 @@ FINGER_BODIES = ("panda_leftfinger", "panda_rightfinger")
 GRASP_FRAME = "panda_grasptarget"
 HOME_Q = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
-# joint velocity / acceleration limits used for time parameterization (scaled-down Panda limits)
+# joint velocity / acceleration limits used for time parameterization (scaled-down Panda limits: velocities from
+# franka_description robots/fer/joint_limits.yaml, accelerations from moveit_resources@ef5836d
+# panda_moveit_config/config/hard_joint_limits.yaml:11-53)
 VEL_LIMITS = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61]) * 0.5
 ACC_LIMITS = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]) * 0.25
 EFFORT = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])
