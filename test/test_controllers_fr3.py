@@ -112,3 +112,17 @@ def test_fingers_resting_on_something_of_another_width_are_not_a_held_object(rob
         assert ex.controller.last_outcome is not None
     finally:
         ex.close()
+
+
+def test_the_hand_is_homed_at_start_and_never_opened_wider_than_it_then_reports(executor, lib):
+    """franka_gripper's ~/move has no range check (gripper_action_server.cpp:147-153): the backend homes the hand once,
+    keeps the width its joint states then report, and opens to at most that and open_width (78 mm, MoveIt's)."""
+    connection = executor.connection
+    assert connection.hand_max_width == pytest.approx(0.08, abs=0.001)  # the emulated hand's measured maximum
+    assert connection.open_limit() == pytest.approx(0.078)
+    for hand, opened in ((None, 0.078), (0.06, 0.06)):  # 0.06: a hand whose homing measured 60 mm (other fingers)
+        connection.hand_max_width = hand or connection.hand_max_width
+        executor.controller.gripper(0.04)  # the primitives' "fully open" (a release, home()): 80 mm asked
+        assert executor.sent[-1][0] == "/franka_gripper/move" and executor.sent[-1][1].width == pytest.approx(opened)
+        executor.controller.sync(fresh=True)
+        assert 2 * executor.controller.finger_opening == pytest.approx(opened, abs=0.002)

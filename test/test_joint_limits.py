@@ -204,3 +204,21 @@ def test_timed_plans_between_planning_bounds_keep_every_waypoint_inside_the_limi
         path = np.clip(rng.uniform(lower - 0.2, upper + 0.2, (4, 7)), lower, upper)  # corners on the bounds
         traj: TimedTrajectory = time_parameterize(path, 0.002)
         assert fr3.arm.outside_limits(waypoints(traj, 0.02).q) == []
+
+
+def test_the_fr3_hand_opens_to_at_most_what_it_reported_and_open_width():
+    """Pure part of the franka_gripper opening rule (the ROS part: test_controllers_fr3.py)."""
+    from types import SimpleNamespace
+
+    from step_planner.execution.controllers.connection import RobotConnection
+
+    fr3 = boundary("fr3")
+    assert fr3.gripper.homing and fr3.gripper.open_width == 0.078
+    limit = RobotConnection.open_limit
+    assert limit(SimpleNamespace(config=fr3, hand_max_width=None)) == 0.078  # not homed: open_width
+    assert limit(SimpleNamespace(config=fr3, hand_max_width=0.0805)) == 0.078
+    assert limit(SimpleNamespace(config=fr3, hand_max_width=0.071)) == 0.071
+    with pytest.raises(BoundaryConfigError, match="homing"):
+        data = raw()
+        data["robots"]["fr3"]["gripper"]["homing"] = "yes"
+        BoundaryConfig.from_dict(data, "fr3")

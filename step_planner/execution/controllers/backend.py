@@ -69,10 +69,20 @@ class ControllersExecutor(MotionStackExecutor):
         self.ik.restrict(*self.limits)
         self._executing = threading.Lock()
         try:
+            if config.gripper.homing and self.connection.hand_max_width is None:
+                self._home_gripper()
             self.reset(world)
         except BaseException:
             self.close()
             raise
+
+    def _home_gripper(self) -> None:
+        """Home franka_gripper once per connection, as the MoveIt backend does at start-up: the width it then reports
+        bounds every opening (RobotConnection.open_limit)."""
+        self.connection.wait_ready()
+        outcome = self.connection.home_gripper()
+        if outcome.status != "succeeded":
+            raise RobotUnavailable(f"franka_gripper homing failed at start-up: {outcome.message}")
 
     def reset(self, world: WorldState) -> None:
         if self.load_scene:

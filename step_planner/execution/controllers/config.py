@@ -56,6 +56,10 @@ class GripperBoundary:
     max_effort: float
     grasp_epsilon: float = 0.005  # franka_gripper: a grasp holds iff the gap is within this of the expected width
     speed: float = 0.1  # franka_gripper: move and grasp speed (m/s), its default (franka_gripper_node.yaml:5)
+    # franka_gripper: the widest ~/move opening (m between the fingers), never more than the width the hand reports
+    # after homing; and whether to home once at start-up (libfranka measures the maximum width, gripper.h:65-78)
+    open_width: float = 0.078
+    homing: bool = False
 
     @property
     def node(self) -> str:
@@ -179,6 +183,8 @@ class BoundaryConfig:
                 max_effort=_positive(grip, "max_effort", f"{where}.gripper"),
                 grasp_epsilon=_positive(grip, "grasp_epsilon", f"{where}.gripper", default=0.005, high=0.05),
                 speed=_positive(grip, "speed", f"{where}.gripper", default=0.1, high=0.2),
+                open_width=_positive(grip, "open_width", f"{where}.gripper", default=0.078, high=0.2),
+                homing=_boolean(grip, "homing", f"{where}.gripper"),
             ),
             joint_states=_topic(data.get("joint_states", "/joint_states"), "joint_states", source),
             object_poses=_topic(data.get("object_poses", ""), "object_poses", source, allow_empty=True),
@@ -251,6 +257,13 @@ def _velocity_limits(entry: dict, n: int, where: str, scaling: float) -> tuple[f
         raise BoundaryConfigError(f"{where}.velocity_limits {values} are below the motion stack's planned joint "
                                   f"speeds at velocity_scaling {scaling}: {np.round(planned, 3).tolist()} rad/s")
     return tuple(float(v) for v in values)
+
+
+def _boolean(entry: dict, key: str, where: str) -> bool:
+    value = entry.get(key, False)
+    if not isinstance(value, bool):
+        raise BoundaryConfigError(f"{where}.{key} must be true or false, got {value!r}")
+    return value
 
 
 def _choice(entry: dict, key: str, choices: tuple[str, ...], where: str) -> str:
