@@ -160,3 +160,11 @@ def test_replay_controllers_one_episode(tmp_path):
               timeout=300)
     assert "NOT an LLM" in out and "Reached the recorded final world: 1/1" in out
     assert (tmp_path / "summary.md").is_file() and (tmp_path / "results.json").is_file()
+
+
+def test_robot_limits_one_task_for_the_fr3():
+    """Planned within the FR3's limits, no waypoint leaves them (a property of the planner's bounds, not a figure)."""
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/robot_limits.py", "--suites", "table3", "--tasks", "1", "--robots", "fr3", timeout=300)
+    (row,) = [line for line in out.splitlines() if line.startswith("| fr3 |")]
+    assert row.split("|")[5].strip() == "0"  # outside the FR3's limits
