@@ -1,7 +1,7 @@
 """Does each robot stay within its own joint limits? Every task's primitives, planned for the Panda's model and for
 the FR3, counted against the FR3's limits (issue 30 item 1).
 
-    python benchmarks/robot_limits.py --suites table3,long_horizon --out results/robot_limits
+    python benchmarks/robot_limits.py --suites table3,long_horizon --robots panda_model,fr3 --out results/robot_limits
 
 For every task of the suites, the symbolic expert's primitive sequence (``solve_online``: what an ideal planner runs,
 searching closed drawers in scene order) is executed on the in-process MuJoCo robot with the motion stack planning

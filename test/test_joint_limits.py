@@ -31,12 +31,12 @@ from step_planner.execution.sim.robot import SimRobot
 from step_planner.execution.sim.timing import TimedTrajectory, time_parameterize
 from step_planner.resources import config_path
 
-# frankarobotics/franka_description@566ba44 robots/fr3/joint_limits.yaml:1-48, robots/fer/joint_limits.yaml:1-47,
-# typed from the files
+# typed from the files: frankarobotics/franka_description@566ba44 robots/fr3/joint_limits.yaml:1-48, and the
+# <limit> of moveit_resources@ef5836d panda_description/urdf/panda.urdf (the Panda this boundary drives)
 FR3_LOWER = [-2.7437, -1.7837, -2.9007, -3.0421, -2.8065, 0.5445, -3.0159]
 FR3_UPPER = [2.7437, 1.7837, 2.9007, -0.1518, 2.8065, 4.5169, 3.0159]
-FER_LOWER = [-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973]
-FER_UPPER = [2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973]
+PANDA_LOWER = [-2.9671, -1.8326, -2.9671, -3.1416, -2.9671, -0.0873, -2.9671]
+PANDA_UPPER = [2.9671, 1.8326, 2.9671, 0.0873, 2.9671, 3.8223, 2.9671]
 
 
 def boundary(robot: str) -> BoundaryConfig:
@@ -54,7 +54,7 @@ def raw(robot: str = "fr3", **arm) -> dict:
 def test_each_robots_limits_are_its_upstream_files():
     fr3, panda = boundary("fr3"), boundary("panda")
     assert list(fr3.arm.lower) == FR3_LOWER and list(fr3.arm.upper) == FR3_UPPER
-    assert list(panda.arm.lower) == FER_LOWER and list(panda.arm.upper) == FER_UPPER
+    assert list(panda.arm.lower) == PANDA_LOWER and list(panda.arm.upper) == PANDA_UPPER
     assert list(fr3.arm.velocity_limits) == [2.62, 2.62, 2.62, 2.62, 5.26, 4.18, 5.26]
     assert fr3.arm.limit_reflex and not panda.arm.limit_reflex
 
@@ -222,3 +222,17 @@ def test_the_fr3_hand_opens_to_at_most_what_it_reported_and_open_width():
         data = raw()
         data["robots"]["fr3"]["gripper"]["homing"] = "yes"
         BoundaryConfig.from_dict(data, "fr3")
+
+
+def test_a_recording_that_leaves_the_robots_limits_is_not_replayed_on_it():
+    """A recording on the in-process Panda replayed on the FR3: refused before anything moves (beyond_limits is what
+    replay_through_controllers checks after the safety envelope)."""
+    from step_planner.episodes.controllers_replay import beyond_limits
+    from step_planner.episodes.segments import ArmSegment, GripperEvent
+
+    q = np.array([HOME_Q, HOME_Q])
+    q[1, 0] = 2.85  # joint 1: past the FR3's 2.7437, inside the Panda's 2.9671
+    events = [GripperEvent.__new__(GripperEvent), ArmSegment(0, HOME_Q, np.array([0.5, 1.0]), q, np.zeros((2, 7)))]
+    why = beyond_limits(events, boundary("fr3"))
+    assert why is not None and "fr3_joint1" in why and "event 1" in why
+    assert beyond_limits(events, boundary("panda")) is None
