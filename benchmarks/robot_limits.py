@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         tasks += loaded[:args.tasks] if args.tasks else loaded
     t0 = time.perf_counter()
     results = {robot: run_robot(robot, tasks, args.seed) for robot in robots}
-    lines = [f"{len(tasks)} tasks ({args.suites}), seed {args.seed}, {time.perf_counter() - t0:.0f} s", "",
+    lines = [f"{len(tasks)} tasks ({args.suites}), seed {args.seed}, {time.perf_counter() - t0:.0f} s; the primitive "
+             "sequences from the scripted expert's symbolic planner (solve_online), NOT an LLM", "",
              table(results), ""]
     for robot, t in results.items():
         if t.failures:
