@@ -236,3 +236,7 @@ def test_a_recording_that_leaves_the_robots_limits_is_not_replayed_on_it():
     why = beyond_limits(events, boundary("fr3"))
     assert why is not None and "fr3_joint1" in why and "event 1" in why
     assert beyond_limits(events, boundary("panda")) is None
+    q[1, 0] = 2.9671 + 0.0003  # measured a little past the Panda's stop its plan touched: within the goal tolerance
+    assert beyond_limits(events, boundary("panda")) is None
+    q[1, 0] = 2.9671 + 0.01
+    assert "panda_joint1" in beyond_limits(events, boundary("panda"))

@@ -110,9 +110,12 @@ def peak_velocity_scaling(events: list[ArmSegment | GripperEvent], speed: float)
 
 def beyond_limits(events: list[ArmSegment | GripperEvent], config: Any) -> str | None:
     """Why a recorded arm segment leaves the robot's joint limits (config/robot_boundary.yaml), or None: a recording
-    on one robot (the in-process Panda) may leave another's (the FR3's), and is then refused before anything moves."""
+    on one robot (the in-process Panda) may leave another's (the FR3's), and is then refused before anything moves.
+    Recordings are measured positions, which settle a little past a limit the plan touched (the in-process Panda's
+    joint 5 at 0.3 mrad past its stop): within the goal tolerance of a limit counts as at it."""
+    slack = config.trajectory.goal_tolerance
     for k, event in enumerate(events):
-        if isinstance(event, ArmSegment) and (outside := config.arm.outside_limits(event.q)):
+        if isinstance(event, ArmSegment) and (outside := config.arm.outside_limits(event.q, slack)):
             _, j, value = outside[0]
             return (f"event {k}: {config.arm.joints[j]} reaches {value:.4f} rad, outside the {config.robot}'s limits "
                     f"[{config.arm.lower[j]}, {config.arm.upper[j]}] ({len(outside)} positions outside): not replayed")

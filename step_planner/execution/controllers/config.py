@@ -37,12 +37,13 @@ class ArmBoundary:
     velocity_limits: tuple[float, ...] = ()  # rad/s, same order (empty: not stated)
     limit_reflex: bool = False  # a joint past its limits stops the robot and aborts the goal (the FR3's reflex)
 
-    def outside_limits(self, q: np.ndarray) -> list[tuple[int, int, float]]:
-        """(waypoint, joint, position) of every position of ``q`` (n x 7, planning-model order) outside the limits."""
+    def outside_limits(self, q: np.ndarray, slack: float = 0.0) -> list[tuple[int, int, float]]:
+        """(waypoint, joint, position) of every position of ``q`` (n x 7, planning-model order) more than ``slack``
+        outside the limits."""
         if not self.lower:
             return []
         q = np.atleast_2d(np.asarray(q, dtype=float))
-        rows, cols = np.nonzero((q < np.asarray(self.lower)) | (q > np.asarray(self.upper)))
+        rows, cols = np.nonzero((q < np.asarray(self.lower) - slack) | (q > np.asarray(self.upper) + slack))
         return [(int(r), int(c), float(q[r, c])) for r, c in zip(rows, cols, strict=True)]
 
 
