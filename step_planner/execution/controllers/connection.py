@@ -378,8 +378,8 @@ class RobotConnection:
         return width if self.hand_max_width is None else min(width, self.hand_max_width)
 
     def home_gripper(self) -> ActionOutcome:
-        """franka_gripper's ~/homing (libfranka measures the maximum width, gripper.h:65-78; the fingers end open at
-        it), then the width its joint states report, kept as ``hand_max_width``."""
+        """franka_gripper's ~/homing (libfranka measures the maximum width, gripper.h:65-78; that the fingers then rest
+        open at it is assumed, UNVERIFIED), then the width its joint states report, kept as ``hand_max_width``."""
         from franka_msgs.action import Homing
 
         g = self.config.gripper
