@@ -126,3 +126,21 @@ def test_the_hand_is_homed_at_start_and_never_opened_wider_than_it_then_reports(
         assert executor.sent[-1][0] == "/franka_gripper/move" and executor.sent[-1][1].width == pytest.approx(opened)
         executor.controller.sync(fresh=True)
         assert 2 * executor.controller.finger_opening == pytest.approx(opened, abs=0.002)
+
+
+def test_a_hand_that_reports_too_narrow_a_width_after_homing_stops_the_backend(robot, lib, monkeypatch):
+    """Homing ending open at the measured maximum is assumed (libfranka's header does not say): a hand that reports
+    less than the primitives need is refused at start-up, naming the width, before anything moves."""
+    from step_planner.execution.controllers.connection import RobotConnection
+    from step_planner.execution.errors import BackendUnavailable
+
+    real = RobotConnection.home_gripper
+
+    def closed_after_homing(self):
+        outcome = real(self)
+        self.hand_max_width = 0.02
+        return outcome
+
+    monkeypatch.setattr(RobotConnection, "home_gripper", closed_after_homing)
+    with pytest.raises(BackendUnavailable, match="20.0 mm after homing"):
+        make_executor("controllers", lib, drawer_world(), robot="fr3", load_scene="/mujoco_robot/load_scene")

@@ -33,6 +33,7 @@ from step_planner.execution.sim.planning import CollisionChecker
 from step_planner.execution.sim.primitives import SimPrimitives
 from step_planner.execution.sim.scene_builder import scene_at_home
 
+MIN_HOMED_WIDTH = 0.07  # m: a hand reporting less after homing is taken as not open there (the hand opens ~80 mm)
 MUJOCO_SPEED = 0.5  # the motion stack's limits are half the Panda's: velocity_scaling 0.5 is speed_scale 1
 
 
@@ -83,6 +84,11 @@ class ControllersExecutor(MotionStackExecutor):
         outcome = self.connection.home_gripper()
         if outcome.status != "succeeded":
             raise RobotUnavailable(f"franka_gripper homing failed at start-up: {outcome.message}")
+        width = self.connection.hand_max_width or 0.0
+        if width < MIN_HOMED_WIDTH:  # the assumption that homing ends open at the measured maximum did not hold
+            raise RobotUnavailable(f"franka_gripper reported {width * 1000:.1f} mm after homing, taken as the hand's "
+                                   f"maximum opening; below {MIN_HOMED_WIDTH * 1000:.0f} mm it cannot open for the "
+                                   "primitives (is the hand open after homing? robot_boundary.yaml gripper.homing)")
 
     def reset(self, world: WorldState) -> None:
         if self.load_scene:
