@@ -144,3 +144,29 @@ def test_a_hand_that_reports_too_narrow_a_width_after_homing_stops_the_backend(r
     monkeypatch.setattr(RobotConnection, "home_gripper", closed_after_homing)
     with pytest.raises(BackendUnavailable, match="20.0 mm after homing"):
         make_executor("controllers", lib, drawer_world(), robot="fr3", load_scene="/mujoco_robot/load_scene")
+
+
+def test_a_goal_leaving_the_fr3s_limits_trips_the_robots_reflex_and_a_load_recovers(executor, lib):
+    """Sent past the backend's own check (which never sends it): the MuJoCo robot with robot:=fr3 stops as
+    franka_hardware and the controller manager stop the FR3 (errors.h:67-71, franka_hardware_interface.cpp:250-257,
+    controller_manager.cpp:3275-3304): ABORTED, INVALID_GOAL (JTC.cpp:1255-1268), and later goals are rejected."""
+    import numpy as np
+
+    from step_planner.execution.controllers.trajectory import waypoints
+    from step_planner.execution.sim.model import HOME_Q
+    from step_planner.execution.sim.timing import time_parameterize
+
+    connection = executor.connection
+    q_end = HOME_Q.copy()
+    q_end[5] = 0.3  # joint 6 below the FR3's 0.5445, inside the Panda model's range
+    wp = waypoints(time_parameterize(np.array([HOME_Q, q_end]), 0.002, speed=0.5), 0.02)
+    outcome = connection.run_trajectory(wp)
+    assert outcome.status == "aborted" and outcome.result.error_code == -1
+    assert "deactivate" in outcome.result.error_string
+    q6 = connection.joints().position["panda_joint6"]
+    assert 0.5445 - 0.05 < q6 < 0.5445  # stopped where it left the limits, not at 0.3
+    assert connection.run_trajectory(waypoints(time_parameterize(np.array([HOME_Q, HOME_Q]), 0.002), 0.02)).status \
+        == "rejected"  # an inactive controller rejects every goal
+    load_world(connection, drawer_world())  # the stand-in for ~/error_recovery and reactivating the controller
+    executor.controller.sync(fresh=True)
+    assert run(executor, lib, "home()").success
