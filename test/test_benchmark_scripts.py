@@ -168,3 +168,10 @@ def test_gazebo_physics_one_scene():
         pytest.skip("no Gazebo physics checker here (make gz-physics-check; test_gazebo_physics.py fails in CI)")
     out = run("benchmarks/gazebo_physics.py", "--checker", str(checker), "--scenes", "drawer_desk")
     assert "drawer_desk: 4 objects, 1 drawers" in out and "1 worlds" in out
+
+def test_robot_limits_one_task_for_the_fr3():
+    """Planned within the FR3's limits, no waypoint leaves them (a property of the planner's bounds, not a figure)."""
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/robot_limits.py", "--suites", "table3", "--tasks", "1", "--robots", "fr3", timeout=300)
+    (row,) = [line for line in out.splitlines() if line.startswith("| fr3 |")]
+    assert row.split("|")[5].strip() == "0"  # outside the FR3's limits

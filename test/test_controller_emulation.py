@@ -153,7 +153,8 @@ def test_cancel_ends_the_goal_canceled_with_an_empty_result_and_holds_the_measur
 
 def test_with_decelerate_on_cancel_the_arm_ramps_to_rest_at_its_max_deceleration_and_holds_there():
     """JTC.cpp:1851-1937: stop time |v|/a, hold at q + v^2/(2a) per joint, a point every update period."""
-    params = TrajectoryParams(JOINTS, decelerate_on_cancel=True, max_deceleration_on_cancel={"j1": 10.0, "j2": 5.0})
+    params = TrajectoryParams(JOINTS, decelerate_on_cancel=True, max_deceleration_on_cancel={"j1": 10.0, "j2": 5.0},
+                              urdf_velocity={"j1": 2.0, "j2": 2.0})
     ctl = TrajectoryController(params, np.zeros(2))
     ctl.accept("a", goal([point(2.0, [2.0, -1.0])]))
     ctl.update(0.0, DT, np.zeros(2), np.zeros(2))
@@ -164,8 +165,39 @@ def test_with_decelerate_on_cancel_the_arm_ramps_to_rest_at_its_max_deceleration
     assert cmd_v[1] == pytest.approx(-0.5 + 5.0 * (0.05 + DT), abs=1e-6)
     cmd, cmd_v = ctl.update(1.2, DT, q, qd)  # both stopped (0.1 s and 0.1 s)
     assert cmd.tolist() == pytest.approx([0.5 + 1.0 / 20, -0.2 - 0.25 / 10]) and not np.any(cmd_v)
-    no_decel = TrajectoryParams(JOINTS, decelerate_on_cancel=True, max_deceleration_on_cancel={"j1": 10.0})
+    no_decel = TrajectoryParams(JOINTS, decelerate_on_cancel=True, max_deceleration_on_cancel={"j1": 10.0},
+                                urdf_velocity={"j1": 2.0, "j2": 2.0})
     assert not no_decel.decelerates  # every joint needs one (JTC.cpp:144-169): else it holds
+
+
+def test_without_a_urdf_velocity_limit_for_every_joint_decelerate_on_cancel_holds_instead():
+    """JTC.cpp:94-100 reads each joint's <limit velocity> from robot_description; 0 (none, or no URDF) for any joint
+    turns deceleration off (JTC.cpp:156-164): a cancel then holds the measured position."""
+    decels = {"j1": 10.0, "j2": 5.0}
+    for urdf in ({}, {"j1": 2.0}, {"j1": 2.0, "j2": 0.0}):
+        params = TrajectoryParams(JOINTS, decelerate_on_cancel=True, max_deceleration_on_cancel=decels,
+                                  urdf_velocity=urdf)
+        assert not params.decelerates
+        ctl = TrajectoryController(params, np.zeros(2))
+        ctl.accept("a", goal([point(2.0, [2.0, -1.0])]))
+        ctl.update(0.0, DT, np.zeros(2), np.zeros(2))
+        q, qd = np.array([0.5, -0.2]), np.array([1.0, -0.5])
+        assert ctl.cancel("a", 1.0, q, qd)
+        cmd, cmd_v = ctl.update(1.05, DT, q, qd)
+        assert cmd.tolist() == [0.5, -0.2] and not cmd_v.any()  # held where measured, no ramp
+    yaml_params = {"joints": list(JOINTS), "constraints": {"decelerate_on_cancel": True, "j1": {
+        "max_deceleration_on_cancel": 10.0}, "j2": {"max_deceleration_on_cancel": 5.0}}}
+    assert not TrajectoryParams.from_ros_parameters(yaml_params).decelerates
+    assert TrajectoryParams.from_ros_parameters(yaml_params, urdf_velocity={"j1": 2.0, "j2": 2.0}).decelerates
+
+
+def test_goals_with_efforts_are_rejected_only_without_an_effort_command_interface():
+    """JTC.cpp:1805-1813: effort fields are refused unless the controller commands effort (the FR3's does)."""
+    with_effort = goal([point(1.0, [0, 0])], has_effort=True)
+    position = TrajectoryParams.from_ros_parameters({"joints": list(JOINTS), "command_interfaces": ["position"]})
+    effort = TrajectoryParams.from_ros_parameters({"joints": list(JOINTS), "command_interfaces": ["effort"]})
+    assert "effort" in validate(position, with_effort, 0.0)
+    assert validate(effort, with_effort, 0.0) is None
 
 
 def test_splines_pass_through_every_point_with_its_velocity_and_start_from_the_measured_state():

@@ -112,3 +112,61 @@ def test_fingers_resting_on_something_of_another_width_are_not_a_held_object(rob
         assert ex.controller.last_outcome is not None
     finally:
         ex.close()
+
+
+def test_the_hand_is_homed_at_start_and_never_opened_wider_than_it_then_reports(executor, lib):
+    """franka_gripper's ~/move has no range check (gripper_action_server.cpp:147-153): the backend homes the hand once,
+    keeps the width its joint states then report, and opens to at most that and open_width (78 mm, MoveIt's)."""
+    connection = executor.connection
+    assert connection.hand_max_width == pytest.approx(0.08, abs=0.001)  # the emulated hand's measured maximum
+    assert connection.open_limit() == pytest.approx(0.078)
+    for hand, opened in ((None, 0.078), (0.06, 0.06)):  # 0.06: a hand whose homing measured 60 mm (other fingers)
+        connection.hand_max_width = hand or connection.hand_max_width
+        executor.controller.gripper(0.04)  # the primitives' "fully open" (a release, home()): 80 mm asked
+        assert executor.sent[-1][0] == "/franka_gripper/move" and executor.sent[-1][1].width == pytest.approx(opened)
+        executor.controller.sync(fresh=True)
+        assert 2 * executor.controller.finger_opening == pytest.approx(opened, abs=0.002)
+
+
+def test_a_hand_that_reports_too_narrow_a_width_after_homing_stops_the_backend(robot, lib, monkeypatch):
+    """Homing ending open at the measured maximum is assumed (libfranka's header does not say): a hand that reports
+    less than the primitives need is refused at start-up, naming the width, before anything moves."""
+    from step_planner.execution.controllers.connection import RobotConnection
+    from step_planner.execution.errors import BackendUnavailable
+
+    real = RobotConnection.home_gripper
+
+    def closed_after_homing(self):
+        outcome = real(self)
+        self.hand_max_width = 0.02
+        return outcome
+
+    monkeypatch.setattr(RobotConnection, "home_gripper", closed_after_homing)
+    with pytest.raises(BackendUnavailable, match="20.0 mm after homing"):
+        make_executor("controllers", lib, drawer_world(), robot="fr3", load_scene="/mujoco_robot/load_scene")
+
+
+def test_a_goal_leaving_the_fr3s_limits_trips_the_robots_reflex_and_a_load_recovers(executor, lib):
+    """Sent past the backend's own check (which never sends it): the MuJoCo robot with robot:=fr3 stops as
+    franka_hardware and the controller manager stop the FR3 (errors.h:67-71, franka_hardware_interface.cpp:250-257,
+    controller_manager.cpp:3275-3304): ABORTED, INVALID_GOAL (JTC.cpp:1255-1268), and later goals are rejected."""
+    import numpy as np
+
+    from step_planner.execution.controllers.trajectory import waypoints
+    from step_planner.execution.sim.model import HOME_Q
+    from step_planner.execution.sim.timing import time_parameterize
+
+    connection = executor.connection
+    q_end = HOME_Q.copy()
+    q_end[5] = 0.3  # joint 6 below the FR3's 0.5445, inside the Panda model's range
+    wp = waypoints(time_parameterize(np.array([HOME_Q, q_end]), 0.002, speed=0.5), 0.02)
+    outcome = connection.run_trajectory(wp)
+    assert outcome.status == "aborted" and outcome.result.error_code == -1
+    assert "deactivate" in outcome.result.error_string
+    q6 = connection.joints().position["panda_joint6"]
+    assert 0.5445 - 0.05 < q6 < 0.5445  # stopped where it left the limits, not at 0.3
+    assert connection.run_trajectory(waypoints(time_parameterize(np.array([HOME_Q, HOME_Q]), 0.002), 0.02)).status \
+        == "rejected"  # an inactive controller rejects every goal
+    load_world(connection, drawer_world())  # the stand-in for ~/error_recovery and reactivating the controller
+    executor.controller.sync(fresh=True)
+    assert run(executor, lib, "home()").success

@@ -50,8 +50,9 @@ def _console_scripts() -> set[str]:
     return scripts
 
 
-def test_there_are_the_three_launch_files():
-    assert {p.name for p in LAUNCH_FILES} == {"step_planner.launch.py", "franka.launch.py", "gazebo.launch.py"}
+def test_there_are_the_four_launch_files():
+    assert {p.name for p in LAUNCH_FILES} == {"step_planner.launch.py", "franka.launch.py", "gazebo.launch.py",
+                                              "fr3_controllers.launch.py"}
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)

@@ -151,6 +151,20 @@ def peak_velocity_scaling(events: list[ArmSegment | GripperEvent], speed: float)
     return float(max(np.max(np.abs(e.qd) / PANDA_VELOCITY_LIMITS) for e in arm) * speed)
 
 
+def beyond_limits(events: list[ArmSegment | GripperEvent], config: Any) -> str | None:
+    """Why a recorded arm segment leaves the robot's joint limits (config/robot_boundary.yaml), or None: a recording
+    on one robot (the in-process Panda) may leave another's (the FR3's), and is then refused before anything moves.
+    Recordings are measured positions, which settle a little past a limit the plan touched (the in-process Panda's
+    joint 5 at 0.3 mrad past its stop): within the goal tolerance of a limit counts as at it."""
+    slack = config.trajectory.goal_tolerance
+    for k, event in enumerate(events):
+        if isinstance(event, ArmSegment) and (outside := config.arm.outside_limits(event.q, slack)):
+            _, j, value = outside[0]
+            return (f"event {k}: {config.arm.joints[j]} reaches {value:.4f} rad, outside the {config.robot}'s limits "
+                    f"[{config.arm.lower[j]}, {config.arm.upper[j]}] ({len(outside)} positions outside): not replayed")
+    return None
+
+
 def world_differences(recorded: WorldState, perceived: WorldState) -> list[str]:
     """Where the perceived world is not the recorded one: object locations, what is held, drawers open/closed."""
     out = []
@@ -318,6 +332,8 @@ def replay_through_controllers(episode: Episode, *, robot: str | None = None, lo
         raise ReplayError(f"the recorded motion reaches {peak:.2f} of the joints' velocity limits at --speed {speed}; "
                           f"config/safety.yaml allows {envelope.max_velocity_scaling}: replay with --speed "
                           f"{speed * envelope.max_velocity_scaling / peak:.2f} or less")
+    if why := beyond_limits(events, config):
+        raise ReplayError(why)
     library = PrimitiveLibrary.load(config_path("primitives.yaml"))
     try:
         executor = make_controllers_executor(library, world, robot=robot, connection=connection,

@@ -38,7 +38,7 @@ from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
 from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
-from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams, validate
+from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams
 from step_planner.execution.sim.franka_gripper_emulation import FrankaGripperParams
 from step_planner.execution.sim.robot import SimRobot
 from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
@@ -94,11 +94,13 @@ def resolve_scene(value: str) -> Path | None:
     return candidate if candidate.is_file() and "/" not in value else None
 
 
-def load_controllers(path: Path, arm_action: str, gripper_action: str, franka: bool = False
+def load_controllers(path: Path, arm_action: str, gripper_action: str, franka: bool = False,
+                     urdf_velocity: dict[str, float] | None = None
                      ) -> tuple[TrajectoryParams, GripperParams | FrankaGripperParams]:
     """The trajectory and gripper controllers of a ros2_control YAML whose action names are those given
     (``/<name>/follow_joint_trajectory``, JTC.cpp:1054-1060; ``/<name>/gripper_cmd``, GAC:299-304). ``franka``:
-    the gripper is franka_gripper's node, not a controller; its parameters are its launch file's."""
+    the gripper is franka_gripper's node, not a controller; its parameters are its launch file's. ``urdf_velocity``:
+    the joints' velocity limits the robot_description would give JTC (decelerate_on_cancel needs them)."""
     data = yaml.safe_load(path.read_text()) or {}
     types = ((data.get("controller_manager") or {}).get("ros__parameters") or {})
     update_rate = float(types.get("update_rate", 100.0))
@@ -107,7 +109,7 @@ def load_controllers(path: Path, arm_action: str, gripper_action: str, franka: b
         kind = entry.get("type") if isinstance(entry, dict) else None
         params = (data.get(name) or {}).get("ros__parameters") or {}
         if kind == JTC_TYPE and f"/{name}/follow_joint_trajectory" == arm_action:
-            arm = TrajectoryParams.from_ros_parameters(params, update_rate)
+            arm = TrajectoryParams.from_ros_parameters(params, update_rate, urdf_velocity)
         elif kind in GRIPPER_TYPES and f"/{name}/gripper_cmd" == gripper_action:
             grip = GripperParams.from_ros_parameters(params)
     if franka:
@@ -149,12 +151,16 @@ class MujocoRobotNode(Node):
         self.boundary = BoundaryConfig.load(p["boundary_file"] or cfg / "robot_boundary.yaml", p["robot"] or None)
         franka = self.boundary.gripper.server == "franka_gripper"
         controllers = Path(p["controllers_file"] or cfg / f"ros2_controllers_{self.boundary.robot}.yaml")
-        arm, grip = load_controllers(controllers, self.boundary.arm.action, self.boundary.gripper.action, franka)
+        arm, grip = load_controllers(controllers, self.boundary.arm.action, self.boundary.gripper.action, franka,
+                                     dict(zip(self.boundary.arm.joints, self.boundary.arm.velocity_limits,
+                                              strict=False)))  # none stated: none in the URDF
         world = self._world(p["scene"])
         self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints,
                               finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),
                               realtime_factor=float(p["realtime_factor"]),
-                              world_name=p["world_name"] or Path(str(p["scene"])).stem)
+                              world_name=p["world_name"] or Path(str(p["scene"])).stem,
+                              limit_reflex=(self.boundary.arm.lower, self.boundary.arm.upper)
+                              if self.boundary.arm.limit_reflex else None)
         self._ends: dict[bytes, GoalEnd] = {}
         self._ends_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -293,7 +299,7 @@ class MujocoRobotNode(Node):
     # ---- FollowJointTrajectory -------------------------------------------------------------------------------
     def _arm_goal(self, request: FollowJointTrajectory.Goal) -> GoalResponse:
         """Reject what joint_trajectory_controller rejects (JTC.cpp:1406-1420); the reason only goes to the log."""
-        problem = validate(self.robot.arm_params, m.trajectory_goal_from_msg(request), self.robot.time)
+        problem = self.robot.arm_problem(m.trajectory_goal_from_msg(request))
         if problem:
             self.get_logger().error(problem)
             return GoalResponse.REJECT

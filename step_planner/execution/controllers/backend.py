@@ -27,11 +27,13 @@ from step_planner.execution.controllers.port import RemoteController
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.executor import MotionStackExecutor
 from step_planner.execution.sim.ik import IkSolver
+from step_planner.execution.sim.model import narrow_arm_limits
 from step_planner.execution.sim.motion import Arm
 from step_planner.execution.sim.planning import CollisionChecker
 from step_planner.execution.sim.primitives import SimPrimitives
 from step_planner.execution.sim.scene_builder import scene_at_home
 
+MIN_HOMED_WIDTH = 0.07  # m: a hand reporting less after homing is taken as not open there (the hand opens ~80 mm)
 MUJOCO_SPEED = 0.5  # the motion stack's limits are half the Panda's: velocity_scaling 0.5 is speed_scale 1
 
 
@@ -63,12 +65,30 @@ class ControllersExecutor(MotionStackExecutor):
         self._own_connection = connection is None
         self.connection = connection or RobotConnection(config)
         self.ik = IkSolver(seed)
+        # IK, RRTConnect's bounds and the mirror plan within the robot's limits (inside the model's own ranges)
+        self.limits = config.planning_limits(self.ik.index.lower, self.ik.index.upper)
+        self.ik.restrict(*self.limits)
         self._executing = threading.Lock()
         try:
+            if config.gripper.homing and self.connection.hand_max_width is None:
+                self._home_gripper()
             self.reset(world)
         except BaseException:
             self.close()
             raise
+
+    def _home_gripper(self) -> None:
+        """Home franka_gripper once per connection, as the MoveIt backend does at start-up: the width it then reports
+        bounds every opening (RobotConnection.open_limit)."""
+        self.connection.wait_ready()
+        outcome = self.connection.home_gripper()
+        if outcome.status != "succeeded":
+            raise RobotUnavailable(f"franka_gripper homing failed at start-up: {outcome.message}")
+        width = self.connection.hand_max_width or 0.0
+        if width < MIN_HOMED_WIDTH:  # the assumption that homing ends open at the measured maximum did not hold
+            raise RobotUnavailable(f"franka_gripper reported {width * 1000:.1f} mm after homing, taken as the hand's "
+                                   f"maximum opening; below {MIN_HOMED_WIDTH * 1000:.0f} mm it cannot open for the "
+                                   "primitives (is the hand open after homing? robot_boundary.yaml gripper.homing)")
 
     def reset(self, world: WorldState) -> None:
         if self.load_scene:
@@ -78,6 +98,8 @@ class ControllersExecutor(MotionStackExecutor):
             self.connection.forget_poses()
         self.template = world.copy()
         self.model, self.info, self.data, self.index = scene_at_home(world)
+        narrow_arm_limits(self.model, *self.limits)
+        self.index.lower, self.index.upper = self.limits[0].copy(), self.limits[1].copy()
         self.connection.wait_ready()
         self.controller = RemoteController(self.connection, self.model, self.data, self.index, self.info)
         self.controller.sync(fresh=True)

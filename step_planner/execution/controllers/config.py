@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
-from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS
+from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, VEL_LIMITS
 
 GRIPPER_SERVERS = ("gripper_action_controller", "franka_gripper")
 POSITION_CONVENTIONS = ("per_finger", "full_width")
@@ -30,6 +31,20 @@ class ArmBoundary:
     # rad/s^2, same order: how fast the arm controller brings each joint to rest on a cancel or an abort
     # (joint_trajectory_controller's max_deceleration_on_cancel); empty: not stated, no speed is derived from it
     stop_deceleration: tuple[float, ...] = ()
+    # rad, same order: the robot's joint position limits (empty: not stated; then only the model's ranges bound plans)
+    lower: tuple[float, ...] = ()
+    upper: tuple[float, ...] = ()
+    velocity_limits: tuple[float, ...] = ()  # rad/s, same order (empty: not stated)
+    limit_reflex: bool = False  # a joint past its limits stops the robot and aborts the goal (the FR3's reflex)
+
+    def outside_limits(self, q: np.ndarray, slack: float = 0.0) -> list[tuple[int, int, float]]:
+        """(waypoint, joint, position) of every position of ``q`` (n x 7, planning-model order) more than ``slack``
+        outside the limits."""
+        if not self.lower:
+            return []
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        rows, cols = np.nonzero((q < np.asarray(self.lower) - slack) | (q > np.asarray(self.upper) + slack))
+        return [(int(r), int(c), float(q[r, c])) for r, c in zip(rows, cols, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -41,7 +56,11 @@ class GripperBoundary:
     result_position: str  # per_finger | full_width: what the result's position means
     max_effort: float
     grasp_epsilon: float = 0.005  # franka_gripper: a grasp holds iff the gap is within this of the expected width
-    speed: float = 0.1  # franka_gripper: move and grasp speed (m/s), its default (franka_gripper_node.yaml:6)
+    speed: float = 0.1  # franka_gripper: move and grasp speed (m/s), its default (franka_gripper_node.yaml:5)
+    # franka_gripper: the widest ~/move opening (m between the fingers), never more than the width the hand reports
+    # after homing; and whether to home once at start-up (libfranka measures the maximum width, gripper.h:65-78)
+    open_width: float = 0.078
+    homing: bool = False
 
     @property
     def node(self) -> str:
@@ -87,6 +106,15 @@ class BoundaryConfig:
     trajectory: TrajectorySettings
     timeouts: Timeouts
     stop_within_s: float = 0.0  # plan no joint faster than it stops in this long at stop_deceleration (0: no cap)
+    joint_limit_margin: float = 0.0  # rad: plans stay this far inside the position limits
+
+    def planning_limits(self, model_lower: np.ndarray, model_upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The joint ranges every plan stays within: the robot's limits less the margin, inside the model's own."""
+        lower, upper = np.asarray(model_lower, dtype=float), np.asarray(model_upper, dtype=float)
+        if self.arm.lower:
+            lower = np.maximum(lower, np.asarray(self.arm.lower) + self.joint_limit_margin)
+            upper = np.minimum(upper, np.asarray(self.arm.upper) - self.joint_limit_margin)
+        return lower, upper
 
     @property
     def velocity_cap(self) -> tuple[float, ...] | None:
@@ -131,11 +159,22 @@ class BoundaryConfig:
         unknown = set(trajectory) - set(TrajectorySettings.__dataclass_fields__)
         if unknown:
             raise BoundaryConfigError(f"{source}: unknown trajectory settings {sorted(unknown)}")
+        lower, upper = _position_limits(arm, len(ARM_JOINTS), f"{where}.arm")
+        velocity_scaling = _positive(data, "velocity_scaling", source, default=0.5, high=1.0)
+        velocities = _velocity_limits(arm, len(ARM_JOINTS), f"{where}.arm", velocity_scaling)
+        margin = _positive(data, "joint_limit_margin", source, default=0.0, high=0.2, zero=True)
+        if lower and np.any(np.asarray(upper) - np.asarray(lower) <= 2 * margin):
+            raise BoundaryConfigError(f"{where}.arm.position_limits leave no room inside joint_limit_margin {margin}")
+        reflex = arm.get("limit_reflex", False)
+        if not isinstance(reflex, bool) or (reflex and not lower):
+            raise BoundaryConfigError(f"{where}.arm.limit_reflex must be true or false (true needs position_limits), "
+                                      f"got {reflex!r}")
         return cls(
             robot=name,
             arm=ArmBoundary(_topic(arm.get("action"), "action", f"{where}.arm"),
                             _names(arm, len(ARM_JOINTS), f"{where}.arm"),
-                            _decelerations(arm, len(ARM_JOINTS), f"{where}.arm")),
+                            _decelerations(arm, len(ARM_JOINTS), f"{where}.arm"),
+                            lower, upper, velocities, reflex),
             gripper=GripperBoundary(
                 server=_choice(grip, "server", GRIPPER_SERVERS, f"{where}.gripper"),
                 action=_topic(grip.get("action"), "action", f"{where}.gripper"),
@@ -145,12 +184,15 @@ class BoundaryConfig:
                 max_effort=_positive(grip, "max_effort", f"{where}.gripper"),
                 grasp_epsilon=_positive(grip, "grasp_epsilon", f"{where}.gripper", default=0.005, high=0.05),
                 speed=_positive(grip, "speed", f"{where}.gripper", default=0.1, high=0.2),
+                open_width=_positive(grip, "open_width", f"{where}.gripper", default=0.078, high=0.2),
+                homing=_boolean(grip, "homing", f"{where}.gripper"),
             ),
             joint_states=_topic(data.get("joint_states", "/joint_states"), "joint_states", source),
             object_poses=_topic(data.get("object_poses", ""), "object_poses", source, allow_empty=True),
             pose_max_age_s=_positive(data, "pose_max_age_s", source, default=0.5, high=60.0),
             pose_filter_s=_positive(data, "pose_filter_s", source, default=0.25, high=5.0, zero=True),
-            velocity_scaling=_positive(data, "velocity_scaling", source, default=0.5, high=1.0),
+            velocity_scaling=velocity_scaling,
+            joint_limit_margin=margin,
             stop_within_s=_positive(data, "stop_within_s", source, default=0.0, high=1.0, zero=True),
             trajectory=TrajectorySettings(**{k: _positive(trajectory, k, f"{source}: trajectory", high=10.0)
                                              for k in trajectory}),
@@ -187,6 +229,42 @@ def _decelerations(entry: dict, n: int, where: str) -> tuple[float, ...]:
         raise BoundaryConfigError(f"{where}.stop_deceleration must list {n} decelerations in (0, 100] rad/s^2, "
                                   f"got {values!r}")
     return tuple(float(v) for v in values)
+
+
+def _position_limits(entry: dict, n: int, where: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    limits = entry.get("position_limits")
+    if limits is None:
+        return (), ()
+    lower, upper = (limits.get(k) if isinstance(limits, dict) else None for k in ("lower", "upper"))
+    ok = all(isinstance(v, list) and len(v) == n and all(
+        not isinstance(x, bool) and isinstance(x, (int, float)) and abs(x) <= 2 * np.pi for x in v)
+        for v in (lower, upper))
+    if not ok or any(lo >= hi for lo, hi in zip(lower, upper, strict=True)):
+        raise BoundaryConfigError(f"{where}.position_limits must give lower and upper, {n} angles each in "
+                                  f"[-2 pi, 2 pi] rad with lower < upper, got {limits!r}")
+    return tuple(map(float, lower)), tuple(map(float, upper))
+
+
+def _velocity_limits(entry: dict, n: int, where: str, scaling: float) -> tuple[float, ...]:
+    """The robot's joint velocity limits, refused when the motion stack would plan faster: it times every path at
+    the Panda's limits (execution/sim/model.py VEL_LIMITS, half of them at the MuJoCo backend's speed 0.5) times
+    ``velocity_scaling``."""
+    values = entry.get("velocity_limits", [])
+    if not isinstance(values, list) or len(values) not in (0, n) or not all(
+            not isinstance(v, bool) and isinstance(v, (int, float)) and v > 0 for v in values):
+        raise BoundaryConfigError(f"{where}.velocity_limits must list {n} velocities > 0 rad/s, got {values!r}")
+    planned = VEL_LIMITS / 0.5 * scaling
+    if values and np.any(planned > np.asarray(values)):
+        raise BoundaryConfigError(f"{where}.velocity_limits {values} are below the motion stack's planned joint "
+                                  f"speeds at velocity_scaling {scaling}: {np.round(planned, 3).tolist()} rad/s")
+    return tuple(float(v) for v in values)
+
+
+def _boolean(entry: dict, key: str, where: str) -> bool:
+    value = entry.get(key, False)
+    if not isinstance(value, bool):
+        raise BoundaryConfigError(f"{where}.{key} must be true or false, got {value!r}")
+    return value
 
 
 def _choice(entry: dict, key: str, choices: tuple[str, ...], where: str) -> str:

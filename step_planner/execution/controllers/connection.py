@@ -106,12 +106,13 @@ class RobotConnection:
         self.arm = ActionClient(self.node, FollowJointTrajectory, config.arm.action)
         self.gripper = ActionClient(self.node, GripperCommand, config.gripper.action)
         self.franka: dict[str, ActionClient] = {}  # franka_gripper's grasp and move (franka_msgs), FR3 only
+        self.hand_max_width: float | None = None  # m: the width franka_gripper reported after homing (None: not homed)
         if config.gripper.server == "franka_gripper":
-            from franka_msgs.action import Grasp, Move
+            from franka_msgs.action import Grasp, Homing, Move
 
             node = config.gripper.node
-            self.franka = {f"{node}/{name}": ActionClient(self.node, kind, f"{node}/{name}")
-                           for name, kind in (("grasp", Grasp), ("move", Move))}
+            kinds = (("grasp", Grasp), ("move", Move)) + ((("homing", Homing),) if config.gripper.homing else ())
+            self.franka = {f"{node}/{name}": ActionClient(self.node, kind, f"{node}/{name}") for name, kind in kinds}
         self._watches = {name: StatusWatch(self.node, name)
                          for name in (config.arm.action, config.gripper.action, *self.franka)}
         sensor = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -373,6 +374,36 @@ class RobotConnection:
         outcome.details["opening"] = self._finger_rest(outcome.result)
         return outcome
 
+    def open_limit(self) -> float:
+        """The widest franka_gripper ~/move this backend sends (m between the fingers): ``open_width``, and never more
+        than the width the hand reported after homing."""
+        width = self.config.gripper.open_width
+        return width if self.hand_max_width is None else min(width, self.hand_max_width)
+
+    def home_gripper(self) -> ActionOutcome:
+        """franka_gripper's ~/homing (libfranka measures the maximum width, gripper.h:65-78; that the fingers then rest
+        open at it is assumed, UNVERIFIED), then the width its joint states report, kept as ``hand_max_width``."""
+        from franka_msgs.action import Homing
+
+        g = self.config.gripper
+        name = f"{g.node}/homing"
+        handle, refused = self._send(self.franka[name], name, Homing.Goal(), None)
+        if refused is not None:
+            return refused
+        outcome = self._await(handle, name, time.monotonic() + self.config.timeouts.gripper_s, None)
+        if outcome.status == "succeeded":
+            self.wait_fresh(time.monotonic(), 1.0)
+            joints = self.joints()
+            fingers = [joints.position.get(f) for f in ("panda_finger_joint1", "panda_finger_joint2")] \
+                if joints is not None else [None]
+            if None in fingers:
+                outcome.status, outcome.message = "lost", f"{name}: no finger joint states after homing"
+            else:
+                self.hand_max_width = float(sum(fingers))
+        elif outcome.result is not None and outcome.result.error:
+            outcome.message += f" ({outcome.result.error})"
+        return outcome
+
     def _franka_gripper(self, opening: float, cancel: threading.Event | None,
                         grasp_width: float | None) -> ActionOutcome:
         from franka_msgs.action import Grasp, Move
@@ -386,7 +417,7 @@ class RobotConnection:
             goal.epsilon.inner = goal.epsilon.outer = g.grasp_epsilon
         else:
             name = f"{g.node}/move"
-            goal = Move.Goal(width=2.0 * opening, speed=g.speed)
+            goal = Move.Goal(width=min(2.0 * opening, self.open_limit()), speed=g.speed)
         handle, refused = self._send(self.franka[name], name, goal, cancel)
         if refused is not None:
             self.stats.count(self.stats.gripper, refused.status)

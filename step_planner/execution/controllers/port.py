@@ -91,7 +91,14 @@ class RemoteController:
 
     def follow(self, traj: TimedTrajectory, cancel: threading.Event | None = None, monitor: Monitor | None = None,
                monitor_every: int = 25) -> None:
-        wp = waypoints(traj, self.connection.config.trajectory.point_period_s)
+        config = self.connection.config
+        wp = waypoints(traj, config.trajectory.point_period_s)
+        if outside := config.arm.outside_limits(wp.q):  # checked on what is sent: the arm never moves
+            k, j, value = outside[0]
+            lo, hi = config.arm.lower[j], config.arm.upper[j]
+            raise MotionInterrupted(ExecCode.PLAN_FAILED, f"not sent: {len(outside)} waypoint position(s) outside "
+                                    f"the {config.robot}'s joint limits, first at waypoint {k} of {len(wp.t)}: "
+                                    f"{config.arm.joints[j]} at {value:.4f} rad, limits [{lo}, {hi}]")
 
         def check():
             self.sync(moving=True)

@@ -12,7 +12,9 @@ ed360c97 (4.42.1):
 
 Deviations, on purpose: the controllers update at the physics rate (every 2 ms) instead of the controller
 manager's ``update_rate``; ``interpolate_from_desired_state``, ``cmd_timeout``, partial goals and angle
-wrap-around are not reproduced (all off in the Panda and FR3 configs). Deceleration on cancel is (the Panda's
+wrap-around are not reproduced (all off in the Panda and FR3 configs); a goal's efforts are accepted where
+upstream accepts them (an effort command interface, the FR3's) but not added to the command as feed-forward
+(JTC.cpp:417-422). Deceleration on cancel is (the Panda's
 config turns it on, see config/ros2_controllers_panda.yaml).
 """
 
@@ -26,6 +28,8 @@ import numpy as np
 
 # control_msgs/action/FollowJointTrajectory Result error codes (control_msgs jazzy, FollowJointTrajectory.action:34-39)
 SUCCESSFUL, INVALID_GOAL, PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED = 0, -1, -4, -5
+DEACTIVATED = "Current goal cancelled during deactivate transition."  # JTC.cpp:1265
+INACTIVE = "Can't accept new action goals. Controller is not running."  # JTC.cpp:1407-1412 (rejected)
 _EPS = float(np.finfo(np.float32).eps)  # JTC.cpp:1717-1730 compares the last velocities with float epsilon
 
 
@@ -80,19 +84,27 @@ class TrajectoryParams:
     path: dict[str, float] = field(default_factory=dict)  # constraints.<joint>.trajectory (0 = unchecked)
     goal: dict[str, float] = field(default_factory=dict)  # constraints.<joint>.goal
     velocity_command: bool = False  # a velocity (or effort) command interface: only then is velocity error known
+    effort_command: bool = False  # an effort command interface: only then are goals with efforts accepted
     decelerate_on_cancel: bool = False  # constraints.decelerate_on_cancel (>= 4.39)
     max_deceleration_on_cancel: dict[str, float] = field(default_factory=dict)  # constraints.<joint>.(...) rad/s^2
     update_rate: float = 100.0  # the controller manager's; the stop ramp has a point every period
+    # each joint's velocity limit in the robot_description URDF (<limit velocity>), which JTC reads at configure
+    # (JTC.cpp:94-100; a joint without one, or no URDF, reads 0)
+    urdf_velocity: dict[str, float] = field(default_factory=dict)
 
     @property
     def decelerates(self) -> bool:
-        """Decelerate, not hold, on cancel and aborts: every joint needs a deceleration > 0 (JTC.cpp:144-169)
-        and a velocity state interface, which both configs here have (JTC.cpp:955-965)."""
-        return self.decelerate_on_cancel and all(self.max_deceleration_on_cancel.get(j, 0.0) > 0 for j in self.joints)
+        """Decelerate, not hold, on cancel and aborts: every joint needs a deceleration > 0 and a URDF velocity
+        limit > 0, else the controller logs why and holds (JTC.cpp:144-169), and a velocity state interface, which
+        both configs here have (JTC.cpp:955-965)."""
+        return self.decelerate_on_cancel and all(self.max_deceleration_on_cancel.get(j, 0.0) > 0
+                                                 and self.urdf_velocity.get(j, 0.0) > 0 for j in self.joints)
 
     @classmethod
-    def from_ros_parameters(cls, values: dict[str, Any], update_rate: float = 100.0) -> TrajectoryParams:
-        """From a controller's ``ros__parameters`` block of a ros2_control YAML (and the manager's update_rate)."""
+    def from_ros_parameters(cls, values: dict[str, Any], update_rate: float = 100.0,
+                            urdf_velocity: dict[str, float] | None = None) -> TrajectoryParams:
+        """From a controller's ``ros__parameters`` block of a ros2_control YAML (and the manager's update_rate, and
+        the URDF's joint velocity limits by joint name)."""
         joints = tuple(values["joints"])
         constraints = values.get("constraints") or {}
         return cls(
@@ -105,10 +117,12 @@ class TrajectoryParams:
             path={j: float((constraints.get(j) or {}).get("trajectory", 0.0)) for j in joints},
             goal={j: float((constraints.get(j) or {}).get("goal", 0.0)) for j in joints},
             velocity_command=bool({"velocity", "effort"} & set(values.get("command_interfaces", ["position"]))),
+            effort_command="effort" in values.get("command_interfaces", ["position"]),
             decelerate_on_cancel=bool(constraints.get("decelerate_on_cancel", False)),
             max_deceleration_on_cancel={j: float((constraints.get(j) or {}).get("max_deceleration_on_cancel", 0.0))
                                         for j in joints},
             update_rate=float(update_rate),
+            urdf_velocity=dict(urdf_velocity or {}),
         )
 
 
@@ -150,8 +164,9 @@ def validate(params: TrajectoryParams, goal: TrajectoryGoal, now: float) -> str 
         for what, values in (("velocities", p.velocities), ("accelerations", p.accelerations)):
             if values is not None and len(values) != len(names):
                 return f"Mismatch between joint_names and {what} at point #{i}."
-    if goal.has_effort:  # JTC.cpp:1805-1813: no effort command interface
-        return "Trajectory point contains effort, but no effort command interface exists."
+    if goal.has_effort and not params.effort_command:  # JTC.cpp:1805-1813: only without an effort interface
+        return "Trajectories with effort fields are only supported for controllers using the 'effort' command " \
+            "interface."
     return None
 
 
@@ -343,6 +358,13 @@ class TrajectoryController:
             return
         self.stopping = TrajectorySampler(points, now, TrajectoryPoint(now, q, qd, np.zeros_like(q)))
         self.hold_q = hold
+
+    def deactivate(self, q: np.ndarray) -> None:
+        """The controller manager deactivates the controller (its hardware failed): the running goal ends ABORTED,
+        INVALID_GOAL (on_deactivate, JTC.cpp:1255-1268) and the arm is held where it is."""
+        if self.active is not None:
+            self._end("aborted", INVALID_GOAL, DEACTIVATED, None)
+        self.hold_q, self.stopping = np.asarray(q, dtype=float).copy(), None
 
     def _end(self, status: str, code: int, text: str, stop: tuple[float, np.ndarray, np.ndarray] | None) -> None:
         assert self.active is not None

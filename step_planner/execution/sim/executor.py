@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import mujoco
+import numpy as np
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.transitions import check_call
@@ -94,6 +95,8 @@ class SimExecutor(MotionStackExecutor):
     primitive takes as long in wall time as on the robot (latency benchmarks, live viewers).
     ``velocity_cap`` (rad/s per joint) bounds every planned joint speed, as the controllers backend's
     ``stop_within_s`` does (to compare the two like for like); None: the motion stack's limits alone.
+    ``plan_limits``: (lower, upper) arm joint ranges IK and the planner keep to, as the controllers backend plans a
+    robot within its own limits (BoundaryConfig.planning_limits); None: the model's. The physics keeps the model's.
     """
 
     def __init__(
@@ -106,6 +109,7 @@ class SimExecutor(MotionStackExecutor):
         keyframe_dir: str | Path | None = None,
         realtime: bool = False,
         velocity_cap: Sequence[float] | None = None,
+        plan_limits: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.library = library
         self.velocity_cap = velocity_cap
@@ -119,7 +123,8 @@ class SimExecutor(MotionStackExecutor):
         self.step_hooks: list[Callable[[mujoco.MjData], None]] = []
         self.renderer = None
         self.keyframes: list[Path] = []
-        self.ik = IkSolver(seed)
+        self.plan_limits = plan_limits
+        self.ik = IkSolver(seed, plan_limits)
         self.reset(scene_world)
 
     # ---- Executor protocol -------------------------------------------------------------
@@ -136,6 +141,8 @@ class SimExecutor(MotionStackExecutor):
                                      pace=1.0 if self.realtime else 0.0)
         self.controller.hold(HOME_Q)
         self.controller.settle(0.5)  # let objects come to rest
+        if self.plan_limits is not None:  # the planner's bounds only (PandaIndex.lower/upper), not the physics'
+            self.index.lower, self.index.upper = (np.array(v, dtype=float) for v in self.plan_limits)
         self.checker = CollisionChecker(self.model, self.index)
         self.arm = Arm(self.controller, self.ik, self.checker, seed=self.seed, velocity_cap=self.velocity_cap)
         self.primitives = SimPrimitives(self.model, self.data, self.info, self.arm)

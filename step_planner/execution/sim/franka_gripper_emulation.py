@@ -36,13 +36,13 @@ KINDS = ("homing", "move", "grasp", "gripper_command")
 
 @dataclass(frozen=True)
 class FrankaGripperParams:
-    """The node's parameters as its launch file sets them (FGY:3-8) and the hand's firmware model."""
+    """The node's parameters as its launch file sets them (FGY:1-8) and the hand's firmware model."""
 
-    default_speed: float = 0.1  # FGY:6 (the code default is the same, FGH:90)
-    default_epsilon_inner: float = 0.005  # FGY:7-8 (FGH:89)
+    default_speed: float = 0.1  # FGY:5 (the code default is the same, FGH:90)
+    default_epsilon_inner: float = 0.005  # FGY:6-7 (FGH:89)
     default_epsilon_outer: float = 0.005
-    state_publish_rate: float = 15.0  # FGY:4 (code default 30, FGH:91)
-    feedback_publish_rate: float = 30.0  # FGY:5 (code default 10, FGH:92)
+    state_publish_rate: float = 15.0  # FGY:3 (code default 30, FGH:91)
+    feedback_publish_rate: float = 30.0  # FGY:4 (code default 10, FGH:92)
     max_width: float = 0.08  # GripperState.max_width, measured by homing (LF gripper.h:66-78); 80 mm: UNVERIFIED
     reached_tolerance: float = 0.0005  # firmware: how close to the target counts as reached (UNVERIFIED)
     blocked_speed: float = 0.002  # m/s: fingers slower than this ...

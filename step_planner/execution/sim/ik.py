@@ -10,7 +10,14 @@ from __future__ import annotations
 import mink
 import numpy as np
 
-from step_planner.execution.sim.model import GRASP_FRAME, HOME_Q, PandaIndex, compile_spec, panda_spec
+from step_planner.execution.sim.model import (
+    GRASP_FRAME,
+    HOME_Q,
+    PandaIndex,
+    compile_spec,
+    narrow_arm_limits,
+    panda_spec,
+)
 
 POS_TOL = 1e-3
 ROT_TOL = 1e-2
@@ -33,7 +40,9 @@ def front_rotation(approach_yaw: float, closing_sign: float = 1.0) -> np.ndarray
 
 
 class IkSolver:
-    def __init__(self, seed: int = 0) -> None:
+    """``limits``: (lower, upper) arm joint ranges to solve within instead of the model's (a robot's own limits)."""
+
+    def __init__(self, seed: int = 0, limits: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.model = compile_spec(panda_spec())
         self.index = PandaIndex(self.model)
         self.configuration = mink.Configuration(self.model)
@@ -41,6 +50,14 @@ class IkSolver:
         self.posture = mink.PostureTask(self.model, cost=1e-3)
         self.limits = [mink.ConfigurationLimit(self.model)]
         self.rng = np.random.default_rng(seed)
+        if limits is not None:
+            self.restrict(*limits)
+
+    def restrict(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Solve within [lower, upper] (arm joints, rad) from now on."""
+        narrow_arm_limits(self.model, lower, upper)
+        self.index = PandaIndex(self.model)
+        self.limits = [mink.ConfigurationLimit(self.model)]
 
     def _q_full(self, arm_q: np.ndarray) -> np.ndarray:
         q = self.model.qpos0.copy()
@@ -83,7 +100,9 @@ class IkSolver:
         target = mink.SE3.from_rotation_and_translation(mink.SO3.from_matrix(rotation), position)
         seeds = [np.asarray(seed_q if seed_q is not None else HOME_Q, dtype=float), HOME_Q.copy()]
         for _ in range(restarts):
-            seeds.append(self.rng.uniform(self.index.lower * 0.8, self.index.upper * 0.8))
+            # clipped: a range not centred on 0 (the FR3's joint 6) must not seed outside it (a no-op for the Panda's)
+            seeds.append(np.clip(self.rng.uniform(self.index.lower * 0.8, self.index.upper * 0.8),
+                                 self.index.lower, self.index.upper))
         for q0 in seeds:
             q = self._converge(target, q0, iters=150)
             if q is not None and (accept is None or accept(q)):

@@ -28,7 +28,9 @@ FINGER_BODIES = ("panda_leftfinger", "panda_rightfinger")
 GRASP_FRAME = "panda_grasptarget"
 HOME_Q = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
-# joint velocity / acceleration limits used for time parameterization (scaled-down Panda limits)
+# joint velocity / acceleration limits used for time parameterization (scaled-down Panda limits: velocities from
+# franka_description robots/fer/joint_limits.yaml, accelerations from moveit_resources@ef5836d
+# panda_moveit_config/config/hard_joint_limits.yaml:11-53)
 VEL_LIMITS = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61]) * 0.5
 ACC_LIMITS = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]) * 0.25
 EFFORT = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0])
@@ -154,6 +156,15 @@ def exclude_resting_self_contacts(spec: mujoco.MjSpec) -> None:
     for b1, b2 in sorted(pairs):
         ex = spec.add_exclude()
         ex.bodyname1, ex.bodyname2 = b1, b2
+
+
+def narrow_arm_limits(model: mujoco.MjModel, lower: np.ndarray, upper: np.ndarray) -> None:
+    """Bound the arm joints' ranges of ``model`` to [lower, upper] (planning-model order), so every user of the
+    ranges (IK's limits, the planner's bounds, :class:`PandaIndex`) plans within a robot's own limits."""
+    for i, name in enumerate(ARM_JOINTS):
+        joint = model.joint(name).id
+        model.jnt_range[joint] = [float(lower[i]), float(upper[i])]
+        model.jnt_limited[joint] = 1
 
 
 class PandaIndex:

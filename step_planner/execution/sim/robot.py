@@ -26,6 +26,7 @@ from step_planner.domain.world import WorldState
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.control import Controller
 from step_planner.execution.sim.controller_emulation import (
+    INACTIVE,
     INVALID_GOAL,
     GoalEnd,
     GripperController,
@@ -70,7 +71,8 @@ class SimRobot:
 
     def __init__(self, world: WorldState, arm: TrajectoryParams, gripper: GripperParams | FrankaGripperParams, *,
                  arm_joints: Sequence[str], finger_joints: Sequence[str], seed: int = 0,
-                 realtime_factor: float = 1.0, world_name: str = "") -> None:
+                 realtime_factor: float = 1.0, world_name: str = "",
+                 limit_reflex: tuple[Sequence[float], Sequence[float]] | None = None) -> None:
         if set(arm.joints) != set(arm_joints):
             raise ValueError(f"the trajectory controller's joints {list(arm.joints)} are not the robot's "
                              f"{list(arm_joints)}")
@@ -86,6 +88,9 @@ class SimRobot:
         self._running = threading.Event()
         self.faults: dict[str, str] = {}  # armed faults: kind -> object or drawer
         self.faults_done: list[str] = []  # what happened, in order
+        # (lower, upper) in model order: a joint past them trips the FR3's reflex (see :meth:`_limit_reflex`)
+        self.limit_reflex = None if limit_reflex is None else tuple(np.asarray(v, dtype=float) for v in limit_reflex)
+        self.reflex: str | None = None  # why the arm stopped, until the next load
         self.load(world, seed)
 
     # ---- scene ------------------------------------------------------------------------------------------------
@@ -111,6 +116,7 @@ class SimRobot:
                 if self.franka else GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
             self.arm.ended.extend(ended)
             self.faults.clear()
+            self.reflex = None  # a load recovers from a reflex (the arm's ~/error_recovery, reactivating JTC)
 
     def _deactivate(self) -> list[GoalEnd]:
         ended = [*self.arm.ended, *self.grip.ended]
@@ -155,6 +161,8 @@ class SimRobot:
             ctl, index, data = self.controller, self.index, self.data
             t, dt = float(data.time), float(self.model.opt.timestep)
             q, qd = self._arm_q()
+            if self.limit_reflex is not None and self.reflex is None:
+                self._limit_reflex(q)
             q_cmd, qd_cmd = self.arm.update(t, dt, q, qd)
             finger = self._finger_slot()
             position, velocity = float(data.qpos[index.finger_qpos[finger]]), float(data.qvel[index.finger_dof[finger]])
@@ -168,6 +176,25 @@ class SimRobot:
             if self.faults:
                 self._faults_step()
         ctl.step(q_ref, qd_ref)  # locks for the physics step; paces outside the lock
+
+    def _limit_reflex(self, q: np.ndarray) -> None:
+        """A measured joint past the robot's limits, as the FR3 meets it: libfranka's joint_position_limits_violation
+        reflex (errors.h:67-71) makes franka_hardware's read fail and stop the robot (franka_hardware_interface.cpp:
+        250-257), the controller manager deactivates the arm controller (controller_manager.cpp:3275-3304): the goal
+        ends ABORTED, INVALID_GOAL, and later goals are rejected until a load (config/robot_boundary.yaml)."""
+        lower, upper = (v[self._arm_order] for v in self.limit_reflex)
+        outside = np.nonzero((q < lower) | (q > upper))[0]
+        if not len(outside):
+            return
+        j = int(outside[0])
+        self.reflex = (f"libfranka: Control exception: joint_position_limits_violation ({self.arm_params.joints[j]} "
+                       f"at {q[j]:.4f} rad, limits [{lower[j]}, {upper[j]}])")
+        self.arm.deactivate(q)
+
+    def arm_problem(self, goal: TrajectoryGoal) -> str | None:
+        """Why the trajectory controller rejects ``goal`` now (inactive after a reflex, or an invalid goal)."""
+        with self.lock:
+            return INACTIVE if self.reflex is not None else validate(self.arm_params, goal, float(self.data.time))
 
     def _arm_q(self) -> tuple[np.ndarray, np.ndarray]:
         """Arm positions and velocities in the trajectory controller's joint order."""
@@ -232,7 +259,7 @@ class SimRobot:
     def trajectory_goal(self, goal_id: Hashable, goal: TrajectoryGoal) -> str | None:
         """Accept ``goal`` (replacing the running one) or say why the controller rejects it."""
         with self.lock:
-            if problem := validate(self.arm_params, goal, float(self.data.time)):
+            if problem := self.arm_problem(goal):
                 return problem
             self.arm.accept(goal_id, goal)
             return None
