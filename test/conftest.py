@@ -48,6 +48,31 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
 
+def _xdist_worker_ros_env() -> None:
+    """Under pytest-xdist (``make test``), give each worker its own DDS domain and ROS log directory.
+
+    Test files reuse node, topic and action names (``/step_planner``, ``/mujoco_robot``), so two workers in one
+    domain would discover each other's servers. Worker ``gwN`` takes ``ROS_DOMAIN_ID + 2N``; ``+ 2N + 1`` is its
+    spare domain (``STEP_PLANNER_SPARE_DOMAIN``) for a test that needs a graph of its own. The Makefile picks
+    ``ROS_DOMAIN_ID`` so that every worker's domains stay within ROS's 0..232.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # set by xdist before this file is imported
+    if not re.fullmatch(r"gw\d+", worker):
+        return
+    index = int(worker[2:])
+    base = int(os.environ.get("ROS_DOMAIN_ID") or 0)
+    domain = base + 2 * index
+    if domain + 1 > 232:
+        raise pytest.UsageError(f"ROS_DOMAIN_ID={base} leaves no domain for xdist worker {worker} (max 232)")
+    os.environ["ROS_DOMAIN_ID"] = str(domain)
+    os.environ["STEP_PLANNER_SPARE_DOMAIN"] = str(domain + 1)
+    if os.environ.get("ROS_LOG_DIR"):
+        os.environ["ROS_LOG_DIR"] = os.path.join(os.environ["ROS_LOG_DIR"], worker)
+
+
+_xdist_worker_ros_env()
+
+
 @pytest.fixture(scope="session")
 def library() -> PrimitiveLibrary:
     return PrimitiveLibrary.load(CONFIG / "primitives.yaml")
