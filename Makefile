@@ -123,9 +123,10 @@ sdf-tools:
 # One DDS domain per xdist worker (test/conftest.py: ROS_DOMAIN_ID + 2 x worker index) and discovery on loopback
 # only, so parallel runs on one machine stay apart and nothing leaves the host. ROS logs go to a throwaway
 # directory instead of ~/.ros/log. Most slow tests wait (DDS discovery, real-time robots, subprocesses) rather than
-# compute, so PYTEST_WORKERS runs them side by side even on 2 cores; --dist loadfile keeps each test file (and its
-# module fixtures: one robot process, one node) on one worker. PYTEST_WORKERS=0 runs them in this process.
-PYTEST_WORKERS ?= 4
+# compute, so PYTEST_WORKERS runs them side by side; --dist loadgroup spreads a file's tests over the workers but
+# keeps those sharing a module fixture (one robot process, one node) on one worker (test/conftest.py).
+# PYTEST_WORKERS=0 runs them in this process, as before.
+PYTEST_WORKERS ?= 2
 MAKE_START := $(shell date +%s)
 test: venv test-interfaces colcon-ws robot-install
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; start=$$(date +%s); \
@@ -134,7 +135,7 @@ test: venv test-interfaces colcon-ws robot-install
 	       STEP_PLANNER_COLCON_WS="$(abspath $(WS))" STEP_PLANNER_ROBOT_INSTALL="$(abspath $(ROBOT))"; \
 	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID (+2 per xdist worker) ROS_LOG_DIR=$$ROS_LOG_DIR"; \
 	code=0; $(PY) -m pytest -q -p no:cacheprovider --durations=10 \
-	  $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile) $(PYTEST_ARGS) || code=$$?; \
+	  $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS) || code=$$?; \
 	echo "test: pytest took $$(( $$(date +%s) - start )) s with PYTEST_WORKERS=$(PYTEST_WORKERS) (exit $$code)"; \
 	exit $$code
 	$(VENV)/bin/ruff check .

@@ -73,6 +73,23 @@ def _xdist_worker_ros_env() -> None:
 _xdist_worker_ros_env()
 
 
+SPREAD = {"test/test_ros_shutdown.py"}  # 40 node stops of ~6 s each; its fixtures: a client node, a loopback server
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``make test`` runs ``--dist loadgroup``: a file's tests spread over the workers (one file of slow tests is
+    not one worker's long queue), except those using a module- or class-scoped fixture (a robot process, a node,
+    a built scene), which stay together on one worker so the fixture is built once. ``SPREAD``: files whose module
+    fixtures are cheap (a client node, a loopback server) and whose tests are long, built once per worker."""
+    for item in items:
+        if item.nodeid.split("::")[0] in SPREAD:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope in ("module", "class") for fixturedefs in defs for d in fixturedefs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 @pytest.fixture(scope="session")
 def library() -> PrimitiveLibrary:
     return PrimitiveLibrary.load(CONFIG / "primitives.yaml")
