@@ -33,7 +33,9 @@ def seconds(stamp) -> float:
 
 
 def test_joint_states_description_and_object_poses_during_a_pick_and_place():
-    ros = RosHarness(ScriptedPlans({TASK: ["pick(red_block)", "place(red_block, tray)"]}), backend="sim")
+    # stamps are simulated time: the physics need not keep the wall's pace (sim.realtime false: as fast as it can)
+    ros = RosHarness(ScriptedPlans({TASK: ["pick(red_block)", "place(red_block, tray)"]}), backend="sim",
+                     **{"sim.realtime": False})
     lock = threading.Lock()
     joints: list[JointState] = []
     poses: list[ObjectPoses] = []
