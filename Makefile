@@ -15,6 +15,10 @@
 #                    system", a venv with requirements-robot.txt over it, the workspace (scripts/robot_install.sh)
 #   make sdf-tools   Debian's SDF checker (`ign sdf -k`: libsdformat-dev + ignition-tools, apt, as root or with
 #                    passwordless sudo); test/test_gazebo_world.py checks every scene's Gazebo world with it
+#   make gz-physics-check  Gazebo Fortress's physics (ignition-physics 5 + DART, apt like sdf-tools) and
+#                    test/gz_physics_check built on it; test/test_gazebo_physics.py steps every scene's world with it
+#   make browser     Debian's chromium + chromium-driver (apt, as sdf-tools); test/test_hmi_browser.py drives the
+#                    `step-planner hmi` page in it through selenium (the system browser: nothing is downloaded)
 #   make bench       every benchmark of benchmarks/commands.yaml (hours), then BENCHMARKS.md re-rendered;
 #                    make bench ONLY=core_perf,cancel runs only those (see benchmarks/README.md)
 #   make clean       build trees and caches;  make distclean  also the venv
@@ -51,7 +55,8 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools test lint pytest demo demo-ros bench clean distclean
+.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check browser test lint pytest demo \
+        demo-ros bench clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
 
@@ -119,6 +124,39 @@ sdf-tools:
 	else echo "sdf-tools: not root and no passwordless sudo: run 'sudo apt-get install $(SDF_PACKAGES)'" >&2; \
 	  exit 1; fi
 	@ign sdf --versions >/dev/null 2>&1 || { echo "sdf-tools: ign sdf still does not run" >&2; exit 1; }
+
+# Gazebo Fortress's physics on the exported worlds (test/test_gazebo_physics.py): ignition-physics 5 with its DART
+# plugin and sdformat 12 from Debian bookworm, and test/gz_physics_check built against them into $(GZ_CHECK).
+# apt runs only when a package is missing (root, or sudo without a password); the build only when its source changed.
+GZ_PHYSICS_PACKAGES := libignition-physics-dev libignition-physics-sdf-dev libignition-physics5-dartsim-plugin5 \
+                       libsdformat-dev cmake g++
+GZ_CHECK := $(BUILD_DIR)/gz_physics_check/gz_physics_check
+gz-physics-check: $(GZ_CHECK)
+
+$(GZ_CHECK): test/gz_physics_check/gz_physics_check.cc test/gz_physics_check/CMakeLists.txt
+	@if dpkg-query -W -f='$${Status}\n' $(GZ_PHYSICS_PACKAGES) 2>/dev/null | grep -qv '^install ok installed$$' \
+	    || ! dpkg-query -W $(GZ_PHYSICS_PACKAGES) >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(GZ_PHYSICS_PACKAGES); \
+	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && \
+	    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(GZ_PHYSICS_PACKAGES); \
+	  else echo "gz-physics-check: not root and no passwordless sudo: run 'sudo apt-get install $(GZ_PHYSICS_PACKAGES)'" >&2; \
+	    exit 1; fi; \
+	else echo "gz-physics-check: $(GZ_PHYSICS_PACKAGES) installed"; fi
+	cmake -S test/gz_physics_check -B $(BUILD_DIR)/gz_physics_check -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD_DIR)/gz_physics_check
+	@touch $@
+
+BROWSER_PACKAGES := chromium chromium-driver
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then echo "browser: chromium and chromedriver are installed"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && \
+	  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); \
+	else echo "browser: not root and no passwordless sudo: run 'sudo apt-get install $(BROWSER_PACKAGES)'" >&2; \
+	  exit 1; fi
+	@/usr/bin/chromedriver --version >/dev/null 2>&1 || { echo "browser: chromedriver still does not run" >&2; exit 1; }
 
 # One DDS domain per xdist worker (test/conftest.py: ROS_DOMAIN_ID + 2 x worker index) and discovery on loopback
 # only, so parallel runs on one machine stay apart and nothing leaves the host. ROS logs go to a throwaway

@@ -41,6 +41,7 @@ setup(
             "step_planner_node = step_planner.ros.node:main",
             "mujoco_robot = step_planner.ros.mujoco_robot:main",
             "franka_gripper = step_planner.ros.franka_gripper_node:main",
+            "hmi = step_planner.hmi.main:main",
         ],
     },
 )

@@ -37,6 +37,7 @@ from step_planner.ros.launch_common import (
     import_from,
     package_file,
     require,
+    rviz,
     step_planner_node,
 )
 
@@ -146,8 +147,9 @@ def launch_setup(context) -> list:
         nodes = fr3_nodes(context, urdf)
     # For every node of the process (key /**), MoveItPy's in any namespace included (moveit_params.py)
     moveit = Path(write_params_file(params))
-    node = step_planner_node(extra_parameters=[moveit, {"moveit.robot": robot}], namespace=ns)
-    return [*nodes, node]
+    node = step_planner_node(extra_parameters=[moveit, {"moveit.robot": robot}, {"markers.frame": f"{robot}_link0"}],
+                             namespace=ns)
+    return [*nodes, node, *rviz(context, fixed_frame=f"{robot}_link0")]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -51,6 +51,7 @@ from step_planner.ros.launch_common import (
     import_from,
     package_file,
     require,
+    rviz,
     step_planner_node,
 )
 
@@ -134,7 +135,7 @@ def launch_setup(context) -> list:
     after_spawn = RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=spawners))
     after_controllers = RegisterEventHandler(OnProcessExit(target_action=spawners[-1], on_exit=last))
     return [SetEnvironmentVariable("GZ_SIM_RESOURCE_PATH", resource_path), gazebo, bridge, robot_state_publisher,
-            spawn, after_spawn, after_controllers]
+            spawn, after_spawn, after_controllers, *rviz(context)]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -5,6 +5,7 @@
     ros2 launch step_planner step_planner.launch.py goal_policy:=queue approval_mode:=true
     ros2 launch step_planner step_planner.launch.py backend:=sim offline:=true   # the MuJoCo robot + the node
     ros2 launch step_planner step_planner.launch.py backend:=controllers         # a robot already running
+    ros2 launch step_planner step_planner.launch.py backend:=sim offline:=true rviz:=true   # and RViz
 
 offline:=true serves answers recorded from a scripted expert (config/replay), NOT an LLM, and the node says so.
 backend:=sim starts the MuJoCo robot in a process of its own (`mujoco_robot`: the controllers' actions,
@@ -20,12 +21,12 @@ The API key is read from the environment variable named by the llm.api_key_env p
 from launch.actions import OpaqueFunction
 
 from launch import LaunchDescription
-from step_planner.ros.launch_common import arguments, mujoco_robot, step_planner_node
+from step_planner.ros.launch_common import arguments, mujoco_robot, rviz, step_planner_node
 
 
 def launch_setup(context) -> list:
     robot = mujoco_robot(context)  # checked first: a missing dependency stops nothing half-started
-    return [*robot, step_planner_node(extra_parameters=[{"backend": "controllers"}] if robot else [])]
+    return [*robot, step_planner_node(extra_parameters=[{"backend": "controllers"}] if robot else []), *rviz(context)]
 
 
 def generate_launch_description() -> LaunchDescription:

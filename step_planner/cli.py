@@ -8,6 +8,7 @@
     step-planner replan EPISODE
     step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
+    step-planner hmi                                (ROS 2: a web page to send, watch, answer and cancel a goal)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
 answers recorded with the project (``config/replay/``, produced by the scripted expert, not an
@@ -138,10 +139,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         steps = [printer.on_step]
         recorder = None
         if args.record:
-            from step_planner.episodes.recorder import EpisodeRecorder
+            from step_planner.episodes.recorder import EpisodeRecorder, world_at_start
 
+            # a robot backend (controllers, moveit): the world as it perceives it at the start, not the scene's
+            start, source = world_at_start(executor, world, perceives=args.backend in ("controllers", "moveit"))
             recorder = EpisodeRecorder(args.record, goal_id, instruction=args.instruction, scene=args.scene,
-                                       backend=args.backend, config=planner_config.to_dict(), world=world)
+                                       backend=args.backend, config=planner_config.to_dict(), world=start,
+                                       world_source=source)
             listeners.append(recorder)
             steps.append(recorder.on_step)
             llm.add_listener(recorder.on_exchange)
@@ -287,6 +291,7 @@ DELEGATED = {
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),
     "watch": ("step_planner.ros.watch", "main_watch"),
+    "hmi": ("step_planner.hmi.main", "main_hmi"),
     "node": ("step_planner.ros.node", "main_node"),
     "mujoco-robot": ("step_planner.ros.mujoco_robot", "main_robot"),
     "franka-gripper": ("step_planner.ros.franka_gripper_node", "main_gripper"),

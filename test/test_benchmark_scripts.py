@@ -160,3 +160,11 @@ def test_replay_controllers_one_episode(tmp_path):
               timeout=300)
     assert "NOT an LLM" in out and "Reached the recorded final world: 1/1" in out
     assert (tmp_path / "summary.md").is_file() and (tmp_path / "results.json").is_file()
+
+
+def test_gazebo_physics_one_scene():
+    checker = ROOT / "build/gz_physics_check/gz_physics_check"
+    if not checker.is_file():
+        pytest.skip("no Gazebo physics checker here (make gz-physics-check; test_gazebo_physics.py fails in CI)")
+    out = run("benchmarks/gazebo_physics.py", "--checker", str(checker), "--scenes", "drawer_desk")
+    assert "drawer_desk: 4 objects, 1 drawers" in out and "1 worlds" in out

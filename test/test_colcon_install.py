@@ -45,7 +45,7 @@ def test_the_install_holds_every_config_file_and_the_executables(workspace):
     assert files_under(share / "config") == source
     assert {p.name for p in (share / "launch").glob("*.launch.py")} == {p.name for p in (ROOT / "launch").glob(
         "*.launch.py")}
-    for exe in ("step_planner_node", "step-planner"):
+    for exe in ("step_planner_node", "step-planner", "hmi"):  # hmi: `ros2 run step_planner hmi`
         assert os.access(workspace / "install" / "step_planner" / "lib" / "step_planner" / exe, os.X_OK), exe
     interfaces = workspace / "install" / "step_planner_interfaces" / "share" / "step_planner_interfaces"
     assert (interfaces / "action" / "ExecuteTask.action").is_file()

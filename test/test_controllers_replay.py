@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,6 +83,171 @@ def test_world_differences_name_each_object_and_drawer():
     assert world_differences(recorded, perceived) == ["tape: recorded at table, perceived at tray",
                                                       "drawer: recorded closed, perceived open"]
     assert world_differences(recorded, recorded.copy()) == []
+
+
+# ---- joint states a robot backend received (its own messages, its own clock) -----------------------------------
+def test_received_messages_are_merged_and_put_on_a_uniform_grid():
+    """franka_ros2 publishes the arm and the fingers apart, at their own rates, without velocities for the fingers:
+    every row holds each joint's latest value, missing velocities are the slope, and the grid is uniform."""
+    from step_planner.episodes.segments import resample
+
+    messages = [(0.0, FINGERS, [0.04, 0.04], [], [])]  # the fingers first: no row until the arm is known too
+    for k in range(201):  # the arm at 100 Hz: joint 2 from 0 to 1 rad in 2 s
+        t = k / 100
+        messages.append((t + 0.001, ARM, [0, t / 2, 0, 0, 0, 0, 0], [0, 0.5, 0, 0, 0, 0, 0], [0.0] * 7))
+        if k % 4 == 0:  # the fingers at 25 Hz, closing 10 mm a second, no velocity reported
+            messages.append((t + 0.002, FINGERS, [0.04 - t / 100] * 2, [], []))
+    messages.append((2.001, ARM, [0, 1.0, 0, 0, 0, 0, 0], [0] * 7, [0.0] * 7))  # the same instant again: newest
+    q, qd, effort = resample(messages, ARM + FINGERS, RATE)
+    assert q.shape == (101, 9) and qd.shape == (101, 9) and effort is None  # the fingers reported no effort
+    assert q[0, 1] == pytest.approx(0.0, abs=1e-3) and q[-1, 1] == pytest.approx(1.0)
+    assert qd[50, 1] == pytest.approx(0.5)  # reported
+    assert qd[50, 7] == pytest.approx(-0.01, abs=1e-3)  # the slope: the fingers reported no velocity
+    assert q[50, 7] == pytest.approx(0.04 - 0.01, abs=5e-4)
+    with pytest.raises(SegmentError, match="panda_finger_joint1, panda_finger_joint2"):
+        resample([m for m in messages if m[1] == ARM], ARM + FINGERS, RATE)
+    with pytest.raises(SegmentError, match="fewer than two"):
+        resample(messages[:2], ARM + FINGERS, RATE)
+
+
+class _Stamp:
+    def __init__(self, ns: int) -> None:
+        self.sec, self.nanosec = divmod(ns, 1_000_000_000)
+
+
+class _Msg:
+    """What rclpy hands a JointState subscription, as far as the recorder reads it."""
+
+    def __init__(self, stamp_ns: int, names, position, velocity=(), effort=()) -> None:
+        self.header = type("Header", (), {"stamp": _Stamp(stamp_ns), "frame_id": ""})()
+        self.name, self.position, self.velocity, self.effort = list(names), list(position), list(velocity), \
+            list(effort)
+
+
+class _Executor:
+    def __init__(self) -> None:
+        from step_planner.execution.joint_state_tap import JointStateTap
+
+        self.joint_state_tap = JointStateTap("/joint_states", "controllers backend")
+
+
+def _recorded(tmp_path, stamps_ns, timeline):
+    """An episode whose joint states reached the recorder through a backend's tap, with these header stamps."""
+    from step_planner.episodes.episode import load_episode
+    from step_planner.episodes.recorder import EpisodeRecorder
+    from step_planner.planner.result import GoalError, GoalResult
+
+    world = load_scene(config_path("scenes", "drawer_desk.yaml"))
+    recorder = EpisodeRecorder(tmp_path, "g", instruction="x", scene="drawer_desk", backend="controllers",
+                               world=world, world_source="perceived")
+    executor = _Executor()
+    detach = recorder.attach_executor(executor)
+    pos, vel, eff = timeline
+    for stamp, p, v, e in zip(stamps_ns, pos, vel, eff, strict=True):
+        executor.joint_state_tap(_Msg(stamp, ARM + FINGERS, p, v, e))
+    path = recorder.finish(GoalResult(True, GoalError.NONE, "done"))
+    detach()
+    executor.joint_state_tap(_Msg(1, ARM + FINGERS, pos[0], vel[0], eff[0]))  # after the end: not recorded
+    return load_episode(path)
+
+
+def test_a_robot_backends_joint_states_are_recorded_as_received_and_replayed_in_the_robots_time(tmp_path):
+    from step_planner.episodes.controllers_replay import events_of
+
+    timeline = _timeline([("rest", 5), ("arm", 50, 1, 0.5), ("rest", 10), ("fingers", 10, 0.01, 15.0), ("rest", 5)])
+    # the robot's clock (sim time at 3x real time: the messages arrive three times as fast; their stamps say 50 Hz)
+    stamps = [int(7e9 + k * 1e9 / RATE) for k in range(len(timeline[0]))]
+    episode = _recorded(tmp_path, stamps, timeline)
+    assert episode.joints_received and episode.joint_source["topic"] == "/joint_states"
+    assert episode.goal["world_source"] == "perceived" and episode.goal["scene"] == "drawer_desk"
+    assert len(episode.joint_states) == len(stamps)  # every message, none after the end
+    assert [r.stamp_ns for r in episode.joint_states] == stamps  # the robot's stamps, unchanged
+    assert all(r.received_ns > 1e18 for r in episode.joint_states)  # logged at their (wall-clock) arrival
+    arm, grasp = events_of(episode)
+    assert isinstance(arm, ArmSegment) and arm.duration == pytest.approx(1.0, abs=0.03)  # the robot's time
+    assert arm.q[-1][1] == pytest.approx(0.5)
+    assert isinstance(grasp, GripperEvent) and grasp.grasp
+
+
+def test_a_joint_state_that_cannot_be_written_stops_the_recording_of_joints_and_says_why():
+    """A full disk: the writer thread keeps nothing more (no queue growing at the robot's rate) and the reason is
+    kept for the summary; the tap (the connection) never sees the error."""
+    import time
+
+    from step_planner.episodes.recorder import ReceivedJoints
+
+    executor = _Executor()
+    written = []
+
+    def write(received_ns, msg):
+        if written:
+            raise OSError(28, "No space left on device")
+        written.append(msg)
+
+    joints = ReceivedJoints(executor.joint_state_tap, write, period_s=0.01)
+    for k in range(3):
+        executor.joint_state_tap(_Msg(k + 1, ARM, [0.0] * 7))
+    deadline = time.monotonic() + 5.0
+    while joints.error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    executor.joint_state_tap(_Msg(9, ARM, [0.0] * 7))  # after the error: not kept
+    joints.stop()
+    assert len(written) == 1 and "No space left" in joints.error and not joints._queue
+    assert executor.joint_state_tap._listeners == ()
+
+
+def test_the_recorded_start_is_the_perceived_world_on_a_robot_backend_and_the_scene_elsewhere():
+    from step_planner.episodes.recorder import world_at_start
+
+    scene = load_scene(config_path("scenes", "drawer_desk.yaml"))
+    seen = scene.copy()
+    seen.objects["tape"].location = "tray"
+
+    class Robot:
+        def observe(self):
+            return seen
+
+    class Lost:
+        def observe(self):
+            raise RuntimeError("no joint state on /joint_states")
+
+    assert world_at_start(Robot(), scene, perceives=True) == (seen, "perceived")  # plan --backend controllers
+    assert world_at_start(Robot(), None, perceives=False) == (seen, "perceived")  # the node: no world given
+    assert world_at_start(Robot(), scene, perceives=False) == (scene, "given")  # sim: the scene is the world
+    assert world_at_start(Lost(), None, perceives=False) == (None, "none")  # the goal ends at its own first look
+
+
+def test_an_fr3_recording_replays_on_the_panda_and_back():
+    """The names of every robot in robot_boundary.yaml stand for the same model joints: a run recorded on the FR3
+    (fr3_joint1...) gives the same events when replayed on the Panda (Gazebo's arm) as under its own names."""
+    from step_planner.episodes.controllers_replay import any_robot_names, events_of
+    from step_planner.episodes.episode import Episode, JointRecord
+    from step_planner.execution.controllers.config import BoundaryConfig
+
+    boundary = config_path("robot_boundary.yaml")
+    panda, fr3 = (BoundaryConfig.load(boundary, r).model_names for r in ("panda", "fr3"))
+    pos, vel, eff = _timeline([("rest", 5), ("arm", 50, 1, 0.5), ("rest", 10), ("fingers", 10, 0.01, 15.0),
+                               ("rest", 5)])
+    names = tuple(n for n in fr3)  # the FR3's controller names, in the model's order
+    records = [JointRecord(int(1e9 + k * 2e7), names, tuple(p), tuple(v), tuple(e), int(1e18 + k))
+               for k, (p, v, e) in enumerate(zip(pos, vel, eff, strict=True))]
+    episode = Episode(Path("fr3_run"), {}, joint_states=records, joint_source={"received": True})
+    on_panda = events_of(episode, any_robot_names(panda, boundary))
+    assert [type(e).__name__ for e in on_panda] == ["ArmSegment", "GripperEvent"]
+    assert on_panda[0].q[-1][1] == pytest.approx(0.5) and on_panda[1].grasp
+    with pytest.raises(Exception, match="lack panda_joint1"):
+        events_of(episode, panda)  # the Panda's names alone do not know the FR3's
+
+
+def test_joint_states_without_stamps_are_timed_by_their_arrival(tmp_path):
+    """A publisher that leaves header stamps empty (MoveIt's joint_state_publisher stand-in here): the arrival
+    times, so the motion is still there (not 50 samples at one instant)."""
+    from step_planner.episodes.controllers_replay import received_times
+
+    timeline = _timeline([("rest", 3), ("arm", 5, 1, 0.1), ("rest", 3)])
+    episode = _recorded(tmp_path, [0] * len(timeline[0]), timeline)
+    times = received_times(episode)
+    assert np.all(np.diff(times) >= 0) and times[0] > 1e9
 
 
 # ---- against the MuJoCo robot in another process ----------------------------------------------------------------

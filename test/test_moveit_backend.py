@@ -319,6 +319,38 @@ def test_pick_opens_descends_grasps_at_the_objects_width_attaches_and_lifts(st, 
     assert ex.observe().held == "tape"
 
 
+def test_an_episode_records_the_joint_states_the_backend_receives_and_the_world_it_starts_from(
+        st, servers, ex, robot, library, tmp_path):
+    """The MoveIt backend's ROS link hands every /joint_states message to the episode, as received. The stand-in
+    publishes the fingers only (no controller moves an arm here): the fingers' grasp is in the episode, and a
+    replay through the controllers says what is missing instead of moving anything."""
+    from step_planner.episodes.controllers_replay import ReplayError, events_of
+    from step_planner.episodes.episode import load_episode
+    from step_planner.episodes.recorder import EpisodeRecorder, world_at_start
+    from step_planner.execution.controllers.config import BoundaryConfig
+    from step_planner.planner.result import GoalError, GoalResult
+    from step_planner.resources import config_path
+
+    world, source = world_at_start(ex, None, perceives=True)
+    recorder = EpisodeRecorder(tmp_path, "g", instruction="pick the tape", scene="drawer_desk_moveit",
+                               backend="moveit", world=world, world_source=source)
+    detach = recorder.attach_executor(ex)
+    outcome = run(ex, library, "pick(tape)", WIDTH["tape"], servers)
+    assert outcome.success, outcome.message
+    recorder.on_step(call("pick(tape)", library), outcome, ex.observe())
+    episode = load_episode(recorder.finish(GoalResult(True, GoalError.NONE, "picked")))
+    detach()
+    assert episode.joint_source == {"received": True, "topic": "/joint_states", "by": "moveit backend"}
+    assert episode.goal["world_source"] == "perceived" and episode.initial_world.objects["tape"].location == "table"
+    finger = ex.config.variant.finger_joints[0]
+    seen = [r.position[r.names.index(finger)] for r in episode.joint_states if finger in r.names]
+    assert len(seen) == len(episode.joint_states) > 10  # every message (the stand-in publishes at 100 Hz)
+    assert seen[0] == pytest.approx(0.04, abs=1e-3) and seen[-1] == pytest.approx(WIDTH["tape"] / 2, abs=2e-3)
+    names = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot).model_names
+    with pytest.raises(ReplayError, match="lack panda_joint1"):
+        events_of(episode, names)
+
+
 def test_a_grasp_on_nothing_fails_reopens_and_nothing_is_held(st, servers, ex, robot, library):
     outcome = run(ex, library, "pick(tape)", None, servers)
     assert outcome.code is ExecCode.GRASP_FAILED and "not held" in outcome.message, outcome.message

@@ -185,7 +185,8 @@ def test_a_question_is_answered_and_the_answer_is_in_every_later_prompt(library,
     assert "question" in llm.schemas[0].model_fields
     later = [user for purpose, user in llm.prompts[1:] if purpose == "decomposition"]
     assert later and all("- Q: Which block do you mean?\n  A: the tape and the screwdriver" in u for u in later)
-    assert "question" not in llm.schemas[-1].model_fields  # the goal is fixed: no more questions
+    # questions stay possible at every node (the world may show an ambiguity later: issue 29)
+    assert all("question" in schema.model_fields for schema in llm.schemas)
     assert result.tree["dialogue"][0]["reply"] == {"kind": "answer", "text": "the tape and the screwdriver, and "
                                                    "close it", "facts": []}
 

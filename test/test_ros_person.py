@@ -247,3 +247,76 @@ def _param(name: str, value):
     from rclpy.parameter import Parameter
 
     return Parameter(name, value=value)
+
+
+BLUE = "Move the blue block to the blue tray"
+BLUE_PLAN = ["pick(object=blue_block_4)", "place(object=blue_block_4, target=blue_tray)"]
+
+
+class WhichBlue:
+    """Asks which blue block is meant (four are in view), then moves the one the person described."""
+
+    def __call__(self, request: dict):
+        user = request["messages"][-1]["content"]
+        if "## Ambiguity" in user and not section(user, "Answers from the person"):
+            return json.dumps({"reasoning": "four blue blocks", "question": "Which blue block do you mean?",
+                               "goal": [], "done": False, "next": None, "then": []})
+        siblings = section(user, "Children of this subgoal so far (in order, with outcomes)")
+        done = [line.split(". ", 1)[1].rsplit(" -> ", 1)[0] for line in siblings.splitlines()
+                if line.endswith("-> succeeded")]
+        rest = [c for c in BLUE_PLAN if c not in done]
+        goal = ["in(blue_block_4, blue_tray)"]
+        if not rest:
+            return json.dumps({"goal": goal, "done": True, "next": None, "then": []})
+        calls = [{"subgoal": c, "call": c, "success_when": []} for c in rest]
+        return json.dumps({"goal": goal, "done": False, "next": calls[0], "then": calls[1:]})
+
+
+def test_send_shows_how_the_goal_reads_the_persons_answer():
+    """issue 29: the person's answer is final, and shown with where it came from at the terminal."""
+    ros = RosHarness(WhichBlue())
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "step_planner.cli", "send", BLUE, "--scene", "colour_sort",
+                             "--node", ros.name, "--wait", "20"], stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"the planner asks" not in out:
+            assert time.monotonic() < deadline and proc.poll() is None, out.decode(errors="replace")
+            if select.select([proc.stdout], [], [], 0.2)[0]:
+                out += os.read(proc.stdout.fileno(), 4096)
+        os.write(master, b"the one on the red tray\n")
+        rest, _ = proc.communicate(timeout=60)
+        text = (out + rest).decode(errors="replace")
+        assert proc.returncode == 0, text
+        reading = "reading: 'the blue block' -> blue_block_4, from your answer 'the one on the red tray'"
+        assert text.count(reading) == 2, text  # as it appeared, and with the result
+        assert "outcome: SUCCESS" in text
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+        ros.close()
+
+
+def test_the_feedback_shows_how_the_goal_reads_the_persons_answer():
+    ros = RosHarness(WhichBlue())
+    try:
+        Pending(ros)  # someone shows the question
+        answer = ros.client_node.create_client(AnswerQuestion, f"{ros.name}/answer_question")
+        assert answer.wait_for_service(timeout_sec=15)
+        feedback: list = []
+        result = ros.send(BLUE, scene="colour_sort", feedback=feedback).get_result_async()
+        wait_until(lambda: any(f.waiting_for == "question" for f in feedback))
+        assert wait_for(answer.call_async(AnswerQuestion.Request(answer="the one on the red tray"))).accepted
+        done = wait_for(result, timeout=60).result
+        assert done.success, done.error_msg
+        reading = "'the blue block' -> blue_block_4, from your answer 'the one on the red tray'"
+        wait_until(lambda: any(list(f.readings) == [reading] for f in feedback))
+        first = next(i for i, f in enumerate(feedback) if f.readings)
+        assert all(not f.readings for f in feedback[:first])  # shown once the goal reads it, not before
+    finally:
+        ros.close()

@@ -1,7 +1,9 @@
 """The simulator as a ROS citizen (node with backend sim): /joint_states at >= 30 Hz of simulated time with
-MoveIt's Panda joint names, a latched /robot_description naming those joints, and object poses (the
-perception message type) that follow an object the arm picks and places. Received by another node over
-real DDS; rates are measured from the message stamps, which are in simulated time."""
+MoveIt's Panda joint names, a latched /robot_description naming those joints, object poses (the
+perception message type) that follow an object the arm picks and places, and /tf with the URDF's links and the
+objects under panda_link0 (what RViz's config/step_planner.rviz needs, whose topics are checked in the graph; the
+markers draw the block where its frame is). Received by another node over real DDS; rates are measured from the
+message stamps, which are in simulated time."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytest.importorskip("step_planner_interfaces", reason="build the interfaces first: make interfaces")
 pytest.importorskip("mujoco")
@@ -17,12 +20,16 @@ from rclpy.qos import QoSProfile  # noqa: E402
 from ros_support import RosHarness, ScriptedPlans, wait_for, wait_until  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 from step_planner.episodes.episode import load_episode  # noqa: E402
+from step_planner.execution.sim.telemetry import urdf_links  # noqa: E402
 from step_planner.ros.qos import latched  # noqa: E402
 from step_planner.ros.sim_bridge import SimClock  # noqa: E402
 from step_planner_interfaces.msg import ObjectPoses  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.ros, pytest.mark.sim, pytest.mark.slow, pytest.mark.timeout(300)]
 TASK = "put the red block on the tray"
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1", "panda_finger_joint2"]
@@ -40,12 +47,18 @@ def test_joint_states_description_and_object_poses_during_a_pick_and_place():
     joints: list[JointState] = []
     poses: list[ObjectPoses] = []
     descriptions: list[String] = []
+    tf: list[TFMessage] = []
     try:
         deep = QoSProfile(depth=5000)
+        deep_latched = latched()
+        deep_latched.depth = 100
         ros.client_node.create_subscription(JointState, "/joint_states", lambda m: joints.append(m) or None, deep)
         ros.client_node.create_subscription(ObjectPoses, f"{ros.name}/sim/object_poses", lambda m: poses.append(m),
                                             deep)
         ros.client_node.create_subscription(String, "/robot_description", descriptions.append, latched())
+        ros.client_node.create_subscription(TFMessage, "/tf", tf.append, deep)
+        markers: list[MarkerArray] = []
+        ros.client_node.create_subscription(MarkerArray, f"{ros.name}/markers", markers.append, deep_latched)
         wait_until(lambda: descriptions)  # latched: there before any goal
         result = wait_for(ros.send(TASK).get_result_async(), timeout=240).result
         assert result.success, result.error_msg
@@ -54,8 +67,32 @@ def test_joint_states_description_and_object_poses_during_a_pick_and_place():
         (episode,) = [p for p in Path(ros.episodes_dir).iterdir() if (p / "summary.json").exists()]
         recorded = load_episode(episode)  # the node's episode of a sim goal carries the joint trajectory too
         assert recorded.format == 2 and len(recorded.joint_states) > 100 and recorded.robot_description
+        graph = dict(ros.client_node.get_topic_names_and_types())
+        rviz = yaml.safe_load((ROOT / "config" / "step_planner.rviz").read_text())["Visualization Manager"]
+        wanted = {"rviz_default_plugins/RobotModel": "std_msgs/msg/String",
+                  "rviz_default_plugins/MarkerArray": "visualization_msgs/msg/MarkerArray"}
+        for display in rviz["Displays"]:  # every topic RViz reads, with the type its display takes
+            topic = (display.get("Topic") or display.get("Description Topic") or {}).get("Value")
+            if topic:
+                topic = topic.replace("/step_planner/", f"{ros.name}/")  # this test's node name
+                assert graph.get(topic) == [wanted[display["Class"]]], (topic, graph.get(topic))
+        assert graph.get("/tf") == ["tf2_msgs/msg/TFMessage"]
+        with lock:
+            transforms = [t for m in tf for t in m.transforms]
     finally:
         ros.close()
+
+    links = {(t.header.frame_id, t.child_frame_id) for t in transforms}
+    assert set(urdf_links()) <= links  # every joint of the URDF: RViz's RobotModel needs no robot_state_publisher
+    blocks = [t for t in transforms if t.child_frame_id == "red_block"]
+    assert blocks and all(t.header.frame_id == "panda_link0" for t in blocks)
+    start_at, end_at = blocks[0].transform.translation, blocks[-1].transform.translation
+    assert ((start_at.x - end_at.x) ** 2 + (start_at.y - end_at.y) ** 2) ** 0.5 > 0.05, "the block's frame stayed"
+    (label,) = [m for m in markers[-1].markers if m.ns == "labels" and m.text == "red_block"]
+    drawn = label.pose.position  # 3 cm above the block's top, which stands in the tray where its frame is
+    assert abs(drawn.x - end_at.x) < 0.01 and abs(drawn.y - end_at.y) < 0.01 and 0 < drawn.z - end_at.z < 0.08
+    objects = {t.child_frame_id for t in transforms if t.header.frame_id == "panda_link0"}
+    assert {"tape", "screwdriver", "cup"} <= objects
 
     urdf = descriptions[0].data
     assert '<robot name="panda"' in urdf and all(f'<joint name="{j}"' in urdf for j in JOINTS)

@@ -44,6 +44,21 @@ def _planners(text: str) -> list[str]:
     return names
 
 
+def _mistakes(text: str) -> tuple[str, ...]:
+    from step_planner.bench.mistakes import ALL_KINDS, MEANING_KINDS, MISTAKE_KINDS
+
+    groups = {"step": MISTAKE_KINDS, "meaning": MEANING_KINDS, "all": ALL_KINDS}
+    kinds: list[str] = []
+    for word in (w.strip() for w in text.split(",") if w.strip()):
+        if word not in groups and word not in ALL_KINDS:
+            raise argparse.ArgumentTypeError(f"unknown mistake kind {word!r}; kinds: {', '.join(ALL_KINDS)}, "
+                                             "or the groups step, meaning, all")
+        kinds += groups.get(word, (word,))
+    if not kinds:
+        raise argparse.ArgumentTypeError("--mistakes needs at least one kind")
+    return tuple(dict.fromkeys(kinds))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="step-planner bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -52,8 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="planner profiles (config/profiles.yaml), each optionally with +FEATURE / -FEATURE, "
                         "e.g. grounded,paper,grounded+summaries")
     p.add_argument("--noise", type=_floats, default=[0.0], help="injected-mistake rates, e.g. 0,0.1,0.2")
+    p.add_argument("--mistakes", type=_mistakes, default=None,
+                   help="which mistakes the expert injects at rate --noise: kinds of step_planner/bench/mistakes.py, "
+                        "or the groups step (the default: STEP's error types and condition mistakes), meaning "
+                        "(wrong readings held for a whole run: a group read narrowly, the wrong one of several, an "
+                        "unseen thing named after its adjective), all")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
-    p.add_argument("--tasks", help="only these task ids, categories or wording styles (comma-separated)")
+    p.add_argument("--tasks", help="only these task ids, categories, wording styles or phenomena (comma-separated)")
     p.add_argument("--backend", default="symbolic", choices=BACKENDS,
                    help="executor backend; controllers: a running MuJoCo robot (step-planner mujoco-robot), put into "
                         "each task's world through --scene-service")
@@ -85,7 +105,8 @@ def _select(tasks: list, wanted: str | None) -> list:
     if not wanted:
         return tasks
     keys = {w.strip() for w in wanted.split(",") if w.strip()}
-    chosen = [t for t in tasks if t.id in keys or t.category in keys or t.style in keys]
+    chosen = [t for t in tasks if t.id in keys or t.category in keys or t.style in keys
+              or getattr(t, "phenomenon", "") in keys]
     if not chosen:
         raise SystemExit(f"step-planner bench: no task matches {sorted(keys)}")
     return chosen
@@ -107,6 +128,7 @@ def _llm_settings(args: argparse.Namespace) -> dict[str, Any]:
 def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
     """(factory, description of the answer source, tokenizer note)."""
     from step_planner.bench.expert import ScriptedExpert
+    from step_planner.bench.mistakes import MISTAKE_KINDS
     from step_planner.bench.report import EXPERT_SOURCE
     from step_planner.bench.runner import in_process_expert, new_expert
     from step_planner.llm.client import LLMClient
@@ -120,6 +142,7 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
         except ImportError as exc:
             raise SystemExit(f"step-planner bench: the LLM client is not available here ({exc})") from exc
         settings = _llm_settings(args)
+        mistakes = args.mistakes or MISTAKE_KINDS
         current: dict[str, ScriptedExpert] = {}
         if args.base_url:
             upstream = args.base_url
@@ -139,12 +162,12 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
         def over_http(task, noise, seed):
             expert = None
             if not args.base_url:
-                expert = current["expert"] = new_expert(library, task, noise, seed, args.call_style)
+                expert = current["expert"] = new_expert(library, task, noise, seed, args.call_style, mistakes)
             return LLMClient(LLMConfig.from_dict(settings)), expert  # run_one closes it
 
         return over_http, source, "reported by the server (counted locally when it reports none)"
 
-    in_process = in_process_expert(library, args.call_style)
+    in_process = in_process_expert(library, args.call_style, args.mistakes or MISTAKE_KINDS)
     return in_process, EXPERT_SOURCE + ", called in process", f"counted locally ({tokenizer_kind()})"
 
 
@@ -246,6 +269,7 @@ def _sweep(args: argparse.Namespace, argv: list[str] | None, library: Any, tasks
         "runs": len(records), "wall_s": time.perf_counter() - started,
         "person": "none" if args.no_person else "the task's person (answers from the task data, not a person)",
         "confirm_goal": args.confirm_goal,
+        "mistakes": list(args.mistakes) if args.mistakes else "step (the default kinds)",
         "command": "step-planner bench " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "planner_config": config.to_dict(),
     }

@@ -35,10 +35,14 @@ from typing import Any
 
 from step_planner.bench.goals import Atom, parse_atom, satisfied
 from step_planner.bench.mistakes import (
+    ALL_KINDS,
+    MEANING_KINDS,
     MISTAKE_KINDS,
     AnswerContext,
+    Reading,
     applicable,
     decomposition_mistake,
+    meaning_readings,
     termination_mistake,
 )
 from step_planner.bench.phrases import (
@@ -131,7 +135,7 @@ class ScriptedExpert:
             raise ValueError(f"mistake_rate must be in [0, 1], got {mistake_rate}")
         if call_style not in CALL_STYLES:
             raise ValueError(f"call_style must be one of {CALL_STYLES}")
-        if unknown := set(mistakes) - set(MISTAKE_KINDS):
+        if unknown := set(mistakes) - set(ALL_KINDS):
             raise ValueError(f"unknown mistake kinds {sorted(unknown)}")
         self.library = library
         self.seed = seed
@@ -141,23 +145,53 @@ class ScriptedExpert:
         self.goals: dict[str, tuple[Atom, ...]] = {}
         self.stated: dict[str, tuple[Atom, ...]] = {}
         self.questions: dict[str, str] = {}
+        self.candidates: dict[str, tuple[str, ...]] = {}
+        self.misread: dict[str, Reading] = {}  # meaning mistakes: the wrong reading held for the run
         self.injections: list[Injection] = []
         self.requests = 0
 
     def register(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...] = (),
-                 question: str = "") -> None:
+                 question: str = "", candidates: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> None:
         """Tell the expert the formal goal behind an instruction (what the 'LLM' secretly knows).
 
         ``stated``: the goal facts it answers when asked for the instruction's goal, when the formal
         goal names objects no observation has shown yet (a model could not name them); it still plans
         towards the formal goal, as a model that understood the instruction would. ``question``: the
         instruction is ambiguous, and this is what it asks the person before stating any goal.
+        ``candidates``: what the ambiguous phrase fits; the question is asked once the observation shows at
+        least two of them (at the start, or mid-task once the drawer holding them is open). ``hidden``: goal
+        objects in closed drawers at the start (what an adjective-named provisional name can be about).
+
+        With meaning mistakes enabled, a wrong reading is drawn here once per run (rate ``mistake_rate``,
+        seeded by the seed and the instruction) and held in every answer.
         """
         self.goals[_norm(instruction)] = tuple(goal)
         if stated:
             self.stated[_norm(instruction)] = tuple(stated)
         if question:
             self.questions[_norm(instruction)] = question
+            if candidates:
+                self.candidates[_norm(instruction)] = tuple(candidates)
+        self._draw_reading(instruction, tuple(goal), tuple(stated), tuple(candidates), set(hidden))
+
+    def _draw_reading(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...],
+                      candidates: tuple[str, ...], hidden: set[str]) -> None:
+        kinds = [k for k in self.mistakes if k in MEANING_KINDS]
+        if not kinds or self.mistake_rate <= 0:
+            return
+        rng = random.Random(f"meaning:{self.seed}:{_norm(instruction)}")
+        if rng.random() >= self.mistake_rate:
+            return
+        readings = meaning_readings(instruction, goal, stated, candidates, hidden)
+        if not (usable := [k for k in kinds if k in readings]):
+            return
+        reading = readings[rng.choice(usable)]
+        key = _norm(instruction)
+        self.misread[key] = reading
+        self.goals[key] = reading.goal
+        if reading.stated != reading.goal or key in self.stated:
+            self.stated[key] = reading.stated
+        self.injections.append(Injection(reading.kind, "reading", reading.detail, "run"))
 
     @property
     def goal_objects(self) -> set[str]:
@@ -192,7 +226,7 @@ class ScriptedExpert:
             correct, ctx = self._terminate(secs)
         rng = random.Random(f"mistake:{self.seed}:{key}")
         if self.mistake_rate > 0 and rng.random() < self.mistake_rate:
-            kinds = applicable(ctx, self.mistakes)
+            kinds = applicable(ctx, tuple(k for k in self.mistakes if k in MISTAKE_KINDS))
             if kinds:
                 kind = rng.choice(kinds)
                 make = decomposition_mistake if purpose == "decomposition" else termination_mistake
@@ -261,17 +295,18 @@ class ScriptedExpert:
         primitive_level = not is_root or bool(section(secs, "Depth limit"))
         ctx = AnswerContext("decomposition", observed, primitive_level=primitive_level, shape=shape)
         facts = achieved_when(parent_section)
+        if is_root and _norm(task) not in self.goals:
+            raise ExpertError(f"no goal registered for the task {task!r}")
+        if shape.question and (question := self._question(task, observed, secs)):
+            ctx.children = []
+            return json.dumps({**ctx.render([], "the instruction can be read in more than one way", False),
+                               "question": question}), ctx
+        if shape.goal and _norm(task) in self.goals:  # asked at the root, or again later: with the names it sees
+            ctx.goal = self._goal_now(task, observed)
+        if is_root and facts and (reading := self.misread.get(_norm(task))) is not None:
+            self._follow_correction(task, reading, facts)
         if is_root:
-            if _norm(task) not in self.goals:
-                raise ExpertError(f"no goal registered for the task {task!r}")
             intent: Intent | None = Intent(self.goals[_norm(task)])
-            question = self.questions.get(_norm(task))
-            if shape.question and question and not section(secs, "Answers from the person"):
-                ctx.children = []
-                return json.dumps({**ctx.render([], "the instruction can be read in more than one way", False),
-                                   "question": question}), ctx
-            if shape.goal:
-                ctx.goal = [str(a) for a in self.stated.get(_norm(task), self.goals[_norm(task)])]
         elif facts:
             intent = Intent(tuple(parse_atom(f) for f in facts))
         else:
@@ -306,6 +341,40 @@ class ScriptedExpert:
             variant = style_rng.randrange(3)
             ctx.children = [self._group(g, world, variant, shape) for g in groups]
         return self._answer(ctx, ctx.children, f"{len(plan)} primitive actions remain"), ctx
+
+    def _follow_correction(self, task: str, reading: Reading, facts: tuple[str, ...]) -> None:
+        """The prompt shows a root goal other than the wrong reading it stated: the person corrected it; from
+        now on the expert plans for and states what the prompt says, as a model reading it would."""
+        from step_planner.bench.runner import same_goal
+
+        shown = tuple(parse_atom(f) for f in facts)
+        if same_goal(shown, reading.stated) or same_goal(shown, reading.goal):
+            return
+        key = _norm(task)
+        self.goals[key] = shown
+        self.stated.pop(key, None)
+        del self.misread[key]
+
+    def _question(self, task: str, observed: WorldState, secs: dict[str, str]) -> str:
+        """The task's question, while the person has not answered and the observation shows the ambiguity."""
+        question = self.questions.get(_norm(task), "")
+        if not question or section(secs, "Answers from the person"):
+            return ""
+        candidates = self.candidates.get(_norm(task))
+        if candidates and sum(1 for c in candidates if c in observed.objects or c in observed.places) < 2:
+            return ""  # e.g. "the thing in the bottom drawer": ambiguous once the drawer shows two things
+        return question
+
+    def _goal_now(self, task: str, observed: WorldState) -> list[str]:
+        """The formal goal when every object it names is in view; before that, what can be stated."""
+        goal = self.goals[_norm(task)]
+        stated = self.stated.get(_norm(task))
+        if stated and not all(o in observed.objects for a in goal for o in a.objects):
+            generic = set(self.library.generic_nouns)
+            if any(set(o.split("_")) & generic for a in stated for o in a.objects):
+                return []  # "the thing in the drawer": no name to state until the drawer shows it (the prompt's rule)
+            return [str(a) for a in stated]
+        return [str(a) for a in goal]
 
     def _put_down(self, observed: WorldState, task: str) -> list[PrimitiveCall]:
         """Where the held object goes: where the task's goal puts it, else on the first surface in view."""

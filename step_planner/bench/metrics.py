@@ -19,11 +19,22 @@ Definitions:
 - wording (suites with wording styles, :func:`wording`): success per style; goals the model stated that
   grounding refused, and of those the ones equal to the task's formal goal (in/on/at alike); on ambiguous
   tasks the runs that asked the person a question and the runs that claimed success with the goal not
-  holding (a wrong SUCCEEDED); questions asked on tasks that are not ambiguous.
+  holding (a wrong SUCCEEDED); questions asked on tasks that are not ambiguous;
+- refusals by rule (:func:`refusals_by_rule`): per rule the planner's goal refusals name (``"rules"`` of a
+  ``GoalResult.goal_rejections`` entry; ``untagged`` when it names none), how many goals it refused and how many
+  of those a careful model states for the task (the formal goal, what is statable at the start, a provisional
+  goal): with the expert at p = 0 every one of those is a correct goal refused;
+- questions (wordings suite): questions per ambiguous instruction (mean, and runs that asked exactly one), runs in
+  which the person was asked the same thing twice, and wrong SUCCEEDED over all runs;
+- solved: SUCCEEDED and the goal holds in the world (a run whose world is right but whose planner reported a
+  failure is a success, not solved);
+- phenomena (:func:`phenomena`): success, solved, correct goals refused and questions per phenomenon, clear and
+  ambiguous apart.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from statistics import mean
@@ -130,5 +141,55 @@ def wording(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
             "ambiguous_succeeded": sum(1 for r in ambiguous if r.success),
             "questions_on_clear_tasks": sum(r.questions for r in clear),
             "goal_corrections": sum(r.goal_corrections for r in runs),
+            "questions_per_ambiguous": mean(r.questions for r in ambiguous) if ambiguous else 0.0,
+            "ambiguous_asked_once": sum(1 for r in ambiguous if r.questions == 1),
+            "asked_twice_runs": sum(1 for r in runs if r.repeated_asks),
+            "wrong_succeeded": sum(1 for r in runs if r.claimed_success and not r.success),
+            "solved_rate": mean(1.0 if r.success and r.claimed_success else 0.0 for r in runs),
+            "correct_refusal_patterns": refusal_patterns(runs),
+            "refusals_by_rule": refusals_by_rule(runs),
+            "phenomena": phenomena(runs),
         })
     return rows
+
+
+def refusals_by_rule(records: Iterable[RunRecord]) -> dict[str, dict[str, int]]:
+    """rule -> {"refused": goals it refused, "correct": of which goals a careful model states, "runs": runs
+    in which it refused a correct goal}."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: {"refused": 0, "correct": 0, "runs": 0})
+    for r in records:
+        for rule in r.rejection_rules:
+            out[rule]["refused"] += 1
+        for rule in r.correct_rejection_rules:
+            out[rule]["correct"] += 1
+        for rule in set(r.correct_rejection_rules):
+            out[rule]["runs"] += 1
+    return {k: dict(v) for k, v in sorted(out.items(), key=lambda kv: (-kv[1]["correct"], kv[0]))}
+
+
+def refusal_patterns(records: Iterable[RunRecord], top: int = 8) -> list[tuple[str, int]]:
+    """The most frequent problem texts that refused correct goals, names and quotes blanked (what an untagged
+    planner's refusals say, so the rule behind them can be told)."""
+    def pattern(text: str) -> str:
+        text = re.sub(r"'[^']*'", "'…'", text)
+        text = re.sub(r"\b[a-z]+\([^)]*\)", "f(…)", text)
+        text = re.sub(r"\b[a-z]+(?:_[a-z0-9]+)+\b", "…", text)
+        return re.sub(r"…(?:(?:, | and )…)+", "…", text)[:160]
+
+    counts = Counter(pattern(p) for r in records for p in r.correct_rejection_problems)
+    return counts.most_common(top)
+
+
+def phenomena(records: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
+    """phenomenon -> runs, success rate, correct goals refused, questions, runs asked twice (wordings suite)."""
+    groups: dict[str, list[RunRecord]] = defaultdict(list)
+    for r in records:
+        if r.phenomenon:
+            groups[r.phenomenon].append(r)
+    return {k: {"runs": len(v), "ambiguous": any(r.style == "ambiguous" for r in v),
+                "success_rate": mean(1.0 if r.success else 0.0 for r in v),
+                "solved_rate": mean(1.0 if r.success and r.claimed_success else 0.0 for r in v),
+                "correct_refused": sum(r.formal_goal_rejections for r in v),
+                "questions": sum(r.questions for r in v), "asked_twice_runs": sum(1 for r in v if r.repeated_asks),
+                "wrong_succeeded": sum(1 for r in v if r.claimed_success and not r.success)}
+            for k, v in sorted(groups.items())}

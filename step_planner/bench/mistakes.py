@@ -15,12 +15,23 @@ Embodied Agent Interface names in brackets):
 - ``too_abstract_executable`` termination says "execute" with one call for a compound subgoal
 - ``malformed_json``        truncated JSON [grammar]
 - ``empty_answer``          an empty completion [grammar]
+
+*Meaning* mistakes (:data:`MEANING_KINDS`, opt-in: ``step-planner bench --mistakes meaning``) are readings,
+not slips: drawn once per run (rate p, seeded by the seed and the instruction), the expert holds the wrong
+reading in every answer of the run — its stated goal and its plan — until the prompt shows a goal the person
+corrected (``--confirm-goal``):
+
+- ``narrow_group``    a group read narrowly: one member of "the blocks on the table" left out
+- ``wrong_referent``  the wrong one of several: another thing the instruction's noun fits (``candidates``)
+- ``adjective_name``  a thing not seen yet named after the words ("an old sponge" -> ``old_sponge``); the
+  goal is restated with the real name only when the prompt asks for the goal again once it is in view
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +53,8 @@ MISTAKE_KINDS = (
     "malformed_json",
     "empty_answer",
 )
+MEANING_KINDS = ("narrow_group", "wrong_referent", "adjective_name")
+ALL_KINDS = (*MISTAKE_KINDS, *MEANING_KINDS)
 PHANTOMS = ("banana", "blue_mug", "scissors", "stapler", "green_bottle")
 
 
@@ -233,3 +246,51 @@ def termination_mistake(kind: str, ctx: AnswerContext, correct: str, rng: random
         return json.dumps({"reasoning": "a single action does it", "verdict": "execute", "call": str(first)}), \
             f"compound subgoal mapped to {first}"
     raise ValueError(f"{kind} does not apply to a termination")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A wrong reading of an instruction: the goal the expert plans for and the goal it states."""
+
+    kind: str
+    goal: tuple[Any, ...]
+    stated: tuple[Any, ...]
+    detail: str
+
+
+def _placements(goal: tuple[Any, ...]) -> list[Any]:
+    return [a for a in goal if a.predicate in ("in", "on", "at") and not a.negated]
+
+
+def meaning_readings(instruction: str, goal: tuple[Any, ...], stated: tuple[Any, ...], candidates: tuple[str, ...],
+                     hidden: set[str] | frozenset[str] = frozenset()) -> dict[str, Reading]:
+    """Every wrong reading of each meaning kind that applies to this instruction (kind -> reading)."""
+    from step_planner.bench.goals import Atom
+
+    out: dict[str, Reading] = {}
+    placed = _placements(goal)
+    if len({a.args[1] for a in placed}) == 1 and len(placed) >= 2:  # one destination: a group
+        left_out = placed[-1]
+        narrow = tuple(a for a in goal if a != left_out)
+        out["narrow_group"] = Reading("narrow_group", narrow, tuple(a for a in (stated or goal) if a != left_out),
+                                      f"left {left_out.args[0]} out of the group")
+    objects = {o for a in goal for o in a.objects}
+    if len(candidates) >= 2 and len(chosen := [c for c in candidates if c in {x for a in goal for x in a.args}]) == 1:
+        other = next(c for c in candidates if c != chosen[0])
+
+        def swap(atoms: tuple[Any, ...]) -> tuple[Any, ...]:
+            return tuple(Atom(a.predicate, tuple(other if x == chosen[0] else x for x in a.args), a.negated)
+                         for a in atoms)
+
+        out["wrong_referent"] = Reading("wrong_referent", swap(goal), swap(stated) if stated else swap(goal),
+                                        f"{other} instead of {chosen[0]}")
+    words = " ".join(re.sub(r"[^a-z0-9 ]", " ", instruction.lower()).split())
+    for obj in sorted(objects & set(hidden)):
+        m = re.search(rf"\ban? ([a-z]+) {re.escape(obj.replace('_', ' '))}\b", words)
+        if m and m.group(1) not in obj.split("_"):
+            name = f"{m.group(1)}_{obj}"
+            renamed = tuple(Atom(a.predicate, tuple(name if x == obj else x for x in a.args), a.negated)
+                            for a in (stated or goal))
+            out["adjective_name"] = Reading("adjective_name", goal, renamed, f"named {obj} {name}")
+            break
+    return out

@@ -118,7 +118,53 @@ def _wording_section(words: list[dict[str, Any]], meta: dict[str, Any]) -> list[
                      str(w["questions_on_clear_tasks"])])
     out.append(_table(["planner", "p", *styles, "re-worded (not ambiguous)", "formal goal refused / goals refused",
                        "ambiguous: asked", "ambiguous: wrong SUCCEEDED", "questions on clear tasks"], body))
+    out += ["", *_questions_section(words), "", *_rules_section(words)]
+    if any(w.get("phenomena") for w in words):
+        out += ["", *_phenomena_section(words)]
     return out
+
+
+def _questions_section(words: list[dict[str, Any]]) -> list[str]:
+    body = [[w["planner"], f"{w['noise']:g}", str(w["runs"]), _pct(w["solved_rate"]), _pct(w["success_rate"]),
+             str(w["formal_goal_rejections"]), str(w["questions_on_clear_tasks"]),
+             f"{w['questions_per_ambiguous']:.2f}", f"{w['ambiguous_asked_once']} / {w['ambiguous_runs']}",
+             str(w["asked_twice_runs"]), str(w["wrong_succeeded"])] for w in words]
+    return ["## Questions and wrong SUCCEEDED", "",
+            "`solved`: the planner reported SUCCEEDED and the goal holds in the world; `goal holds`: the world is "
+            "right whatever the planner reported. Targets: ≥ 99 % solved at p = 0, 0 correct goals refused, "
+            "0 questions on clear instructions, one per ambiguous instruction, nobody asked the same thing "
+            "twice (a question or a goal shown again with the same words), 0 wrong SUCCEEDED (claimed success, goal "
+            "not holding) over all runs.", "",
+            _table(["planner", "p", "runs", "solved", "goal holds", "correct goals refused", "questions on clear",
+                    "questions per ambiguous", "ambiguous asked exactly once", "runs asking the same twice",
+                    "wrong SUCCEEDED"], body)]
+
+
+def _rules_section(words: list[dict[str, Any]]) -> list[str]:
+    body = [[w["planner"], f"{w['noise']:g}", rule, str(c["refused"]), str(c["correct"]), str(c["runs"])]
+            for w in words for rule, c in w.get("refusals_by_rule", {}).items()]
+    out = ["## Refusals by rule", "",
+           "Each goal refusal counted under every rule it names (`untagged`: the planner named none). `correct "
+           "goals refused`: refusals of a goal a careful model states for the task (its formal goal, what is "
+           "statable at the start, a provisional goal); with the scripted expert at p = 0 each is a rule refusing "
+           "what the person meant (target 0).", ""]
+    out += [_table(["planner", "p", "rule", "goals refused", "correct goals refused", "runs"], body)] if body \
+        else ["No goal was refused."]
+    patterns = [[w["planner"], f"{w['noise']:g}", str(n), text.replace("|", "/")]
+                for w in words for text, n in w.get("correct_refusal_patterns", [])]
+    if patterns:
+        out += ["", "What the refusals of correct goals said (the most frequent texts, names blanked):", "",
+                _table(["planner", "p", "refusals", "problem"], patterns)]
+    return out
+
+
+def _phenomena_section(words: list[dict[str, Any]]) -> list[str]:
+    body = [[w["planner"], f"{w['noise']:g}", k + (" (ambiguous)" if v["ambiguous"] else ""), str(v["runs"]),
+             _pct(v["solved_rate"]), _pct(v["success_rate"]), str(v["correct_refused"]), str(v["questions"]),
+             str(v["asked_twice_runs"]), str(v["wrong_succeeded"])] for w in words for k, v in w["phenomena"].items()]
+    return ["## By phenomenon", "",
+            _table(["planner", "p", "phenomenon", "runs", "solved", "goal holds", "correct goals refused", "questions",
+                    "asked twice", "wrong SUCCEEDED"], body)]
 
 
 def plots(records: list[RunRecord], rows: list[dict[str, Any]], out: Path, planners: list[str]) -> list[Path]:

@@ -9,6 +9,7 @@ by the planner's own claim, which is recorded separately.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -19,6 +20,7 @@ from pydantic import BaseModel
 
 from step_planner.bench.expert import ScriptedExpert
 from step_planner.bench.goals import Atom, milestones_reached, parse_atom, satisfied
+from step_planner.bench.mistakes import MISTAKE_KINDS
 from step_planner.bench.planners import run_planner
 from step_planner.bench.tasks import Task
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
@@ -34,10 +36,12 @@ LLMFactory = Callable[[Task, float, int], tuple[CompletionLLM, ScriptedExpert | 
 
 
 def new_expert(library: PrimitiveLibrary, task: Task, noise: float, seed: int,
-               call_style: str = "mixed") -> ScriptedExpert:
-    """The scripted expert for one run of a task: its goal registered, mistakes at rate ``noise``."""
-    expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=call_style)
-    expert.register(task.instruction, task.goal, task.stated_goal, task.question)
+               call_style: str = "mixed", mistakes: tuple[str, ...] = MISTAKE_KINDS) -> ScriptedExpert:
+    """The scripted expert for one run of a task: its goal registered, mistakes of ``mistakes`` at rate ``noise``."""
+    expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=call_style, mistakes=mistakes)
+    stated = tuple(parse_atom(f) for f in task.provisional_goal) or task.stated_goal
+    expert.register(task.instruction, task.goal, stated, task.question, task.candidates,
+                    tuple(task.hidden_goal_objects))
     return expert
 
 
@@ -66,18 +70,19 @@ class TaskPerson:
         if request.kind is AskKind.QUESTION:
             return Reply(ReplyKind.ANSWER, self.task.answer) if self.task.answer else \
                 Reply(ReplyKind.NO_ANSWER, "the task has no answer to give")
-        if same_goal(request.facts, self.task.goal_as_stated):
-            return Reply(ReplyKind.ACCEPT)
+        if any(same_goal(request.facts, goal) for goal in self.task.correct_statements):
+            return Reply(ReplyKind.ACCEPT)  # what it meant, as far as can be said before a drawer is open
         return Reply(ReplyKind.CORRECT, facts=tuple(str(a) for a in self.task.goal_as_stated))
 
 
-def in_process_expert(library: PrimitiveLibrary, call_style: str = "mixed") -> LLMFactory:
+def in_process_expert(library: PrimitiveLibrary, call_style: str = "mixed",
+                      mistakes: tuple[str, ...] = MISTAKE_KINDS) -> LLMFactory:
     """An LLMFactory answering from the scripted expert in process, through the real client (``handler=``)."""
     from step_planner.llm.client import LLMClient
     from step_planner.llm.config import LLMConfig
 
     def make(task: Task, noise: float, seed: int) -> tuple[CompletionLLM, ScriptedExpert]:
-        expert = new_expert(library, task, noise, seed, call_style)
+        expert = new_expert(library, task, noise, seed, call_style, mistakes)
         return LLMClient(LLMConfig(model="scripted-expert"), handler=expert), expert
 
     return make
@@ -119,6 +124,11 @@ class RunRecord:
     goal_rejections: int = 0  # goals the model stated that grounding refused
     formal_goal_rejections: int = 0  # ... of which the stated goal was the task's formal goal
     goal_corrections: int = 0  # confirm_goal: goals the person corrected
+    phenomenon: str = ""  # wordings suite: the language the instruction tries
+    rejection_rules: list[str] = field(default_factory=list)  # per refused goal, the rules that refused it
+    correct_rejection_rules: list[str] = field(default_factory=list)  # ... of goals a careful model states
+    repeated_asks: int = 0  # requests to the person that repeat an earlier one of the same run
+    correct_rejection_problems: list[str] = field(default_factory=list)  # what refused a correct goal (texts)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -226,9 +236,45 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         style=task.style,
         questions=sum(1 for d in dialogue if d.get("kind") == AskKind.QUESTION.value),
         goal_rejections=len(result.goal_rejections),
-        formal_goal_rejections=sum(1 for r in result.goal_rejections if same_goal(r["goal"], task.goal_as_stated)),
+        formal_goal_rejections=sum(1 for r in result.goal_rejections
+                                   if any(same_goal(r["goal"], g) for g in task.correct_statements)),
         goal_corrections=sum(1 for d in dialogue if d.get("reply", {}).get("kind") == ReplyKind.CORRECT.value),
+        phenomenon=task.phenomenon,
+        rejection_rules=[rule for r in result.goal_rejections for rule in rejection_rules(r)],
+        correct_rejection_rules=[rule for r in result.goal_rejections for rule in rejection_rules(r)
+                                 if any(same_goal(r["goal"], g) for g in task.correct_statements)],
+        repeated_asks=repeated_asks(dialogue),
+        correct_rejection_problems=[blank_names(str(p), task.world) for r in result.goal_rejections
+                                    if any(same_goal(r["goal"], g) for g in task.correct_statements)
+                                    for p in r.get("problems") or []],
     )
+
+
+def blank_names(text: str, world: WorldState) -> str:
+    """A problem text with the scene's names blanked, so refusals by the same rule read the same."""
+    names = sorted({*world.objects, *world.places}, key=len, reverse=True)
+    for name in names:
+        text = re.sub(rf"\b{re.escape(name)}\b", "…", text)
+    return text
+
+
+def rejection_rules(rejection: dict[str, Any]) -> list[str]:
+    """The rules a goal refusal names (``"rules"``, one per problem), or ``untagged`` for a planner that tags none."""
+    rules = [str(r) for r in rejection.get("rules") or [] if r]
+    return rules or ["untagged"]
+
+
+def repeated_asks(dialogue: list[dict[str, Any]]) -> int:
+    """Requests to the person that repeat one already made in the run (the same kind and words)."""
+    seen: set[str] = set()
+    repeats = 0
+    for entry in dialogue:
+        request = entry.get("request", entry)
+        key = json.dumps([request.get("kind"), " ".join(str(request.get("text", "")).lower().split()),
+                          sorted(request.get("facts") or [])])
+        repeats += key in seen
+        seen.add(key)
+    return repeats
 
 
 def episodes(tasks: Iterable[Task], planners: Iterable[str], noises: Iterable[float],

@@ -87,6 +87,9 @@ class PrimitiveLibrary:
     stay_words: tuple[str, ...] = ()  # words that let a goal keep an object where it is
     required_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # predicate -> words that demand it
     reference_words: tuple[str, ...] = ()  # words before an object named only as a reference ("next to")
+    exception_words: tuple[str, ...] = ()  # words before an object the instruction leaves out ("except")
+    generic_nouns: tuple[str, ...] = ()  # words that are never an object's name ("thing", "stuff")
+    group_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "tools" -> the kinds it covers
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
@@ -138,13 +141,19 @@ class PrimitiveLibrary:
                 raise DomainError(f"{source}: {key} maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
             word_maps[key] = {k: tuple(w.lower() for w in v) for k, v in words.items()}
         lists = {}
-        for key in ("stay_words", "reference_words"):
+        for key in ("stay_words", "reference_words", "exception_words", "generic_nouns"):
             words = data.get(key) or []
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
                 raise DomainError(f"{source}: {key} must be a list of words")
             lists[key] = tuple(w.lower() for w in words)
+        groups = data.get("group_words") or {}
+        if not isinstance(groups, dict) or any(not isinstance(k, str) or not isinstance(v, list)
+                                                or not all(isinstance(w, str) for w in v) for k, v in groups.items()):
+            raise DomainError(f"{source}: group_words maps a word to the list of kinds it covers")
         return cls(prims, dict(data.get("embodiment") or {}), word_maps["goal_words"],
-                   lists["stay_words"], word_maps["required_words"], lists["reference_words"])
+                   lists["stay_words"], word_maps["required_words"], lists["reference_words"],
+                   lists["exception_words"], lists["generic_nouns"],
+                   {k.lower(): tuple(w.lower() for w in v) for k, v in groups.items()})
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives

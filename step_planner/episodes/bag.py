@@ -13,6 +13,11 @@ Format 2 (typed; what is written now):
     /tf                           tf2_msgs/TFMessage: every link of the URDF, from the physics
     /robot_description            std_msgs/String: the URDF the simulator loads
     /step_planner/sim/object_poses step_planner_interfaces/ObjectPoses: ground truth
+    robot backends (controllers, MoveIt):
+    /step_planner/joint_states_source std_msgs/String JSON: {"received": true, topic, by}: what follows is not
+                                  sampled but every joint state the backend's connection received
+    /joint_states                 sensor_msgs/JointState as the robot published it (its names and header
+                                  stamps), logged at the wall-clock time it arrived
 
 Format 1 (before typed episodes) had only std_msgs/String JSON on goal, tree, llm_exchange, primitive and
 result; :func:`read_bag` reads both. The custom types are registered from step_planner_interfaces' .msg
@@ -48,6 +53,7 @@ TOPICS: dict[str, str] = {  # format 2
     "/tf": TF,
     "/robot_description": STRING,
     "/step_planner/sim/object_poses": OBJECT_POSES,
+    "/step_planner/joint_states_source": STRING,
 }
 
 

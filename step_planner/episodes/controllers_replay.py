@@ -21,13 +21,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from step_planner.domain.world import WorldState
 from step_planner.episodes.episode import Episode
-from step_planner.episodes.segments import ArmSegment, GripperEvent, SegmentError, split
+from step_planner.episodes.segments import ArmSegment, GripperEvent, SegmentError, resample, split
 
 DEFAULT_RATE_HZ = 50.0  # EpisodeRecorder's joint_rate_hz before it was written into the goal record
 START_TOLERANCE = 0.01  # rad: further than this from the recording's start, the arm is first moved there
@@ -74,15 +75,39 @@ def joint_rate(episode: Episode) -> float:
     return float(episode.goal.get("joint_rate_hz") or DEFAULT_RATE_HZ)
 
 
+def received_times(episode: Episode) -> np.ndarray:
+    """Seconds of each received joint state: the robot's header stamps (its clock: sim time in a simulator, so a
+    replay keeps the robot's timing whatever its real-time factor), or the arrival times where a publisher left
+    its stamps empty."""
+    stamps = np.array([r.stamp_ns for r in episode.joint_states], dtype=np.int64)
+    if len(stamps) and np.all(stamps > 0):
+        return stamps / 1e9
+    return np.array([r.received_ns for r in episode.joint_states], dtype=np.int64) / 1e9
+
+
 def events_of(episode: Episode, names_to_model: dict[str, str] | None = None) -> list[ArmSegment | GripperEvent]:
     """The episode's arm segments and gripper events. Joint names may be the model's (panda_joint1, as the MuJoCo
-    backend records them) or a robot's controller names (mapped by ``names_to_model``)."""
+    backend records them) or a robot's controller names (mapped by ``names_to_model``). Joint states a robot
+    backend received (:attr:`Episode.joints_received`) are first put on a uniform grid of ``DEFAULT_RATE_HZ``."""
     from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS
 
     if not episode.joint_states:
-        raise ReplayError(f"{episode.path}: no joint states recorded (only episodes of the sim backend, recorded since "
-                          "typed episodes, carry them): nothing to replay through the controllers")
+        raise ReplayError(f"{episode.path}: no joint states recorded (episodes of the sim backend since typed "
+                          "episodes, and of the controllers and MoveIt backends since they record what their "
+                          "connection receives, carry them): nothing to replay through the controllers")
     mapping = names_to_model or {}
+    if episode.joints_received:
+        times = received_times(episode)
+        order = np.argsort(times, kind="stable")  # the arm's and the fingers' publishers may interleave
+        received = [(times[i], [mapping.get(n, n) for n in episode.joint_states[i].names],
+                     episode.joint_states[i].position, episode.joint_states[i].velocity,
+                     episode.joint_states[i].effort) for i in order]
+        joints = (*ARM_JOINTS, *FINGER_JOINTS)
+        try:
+            q, qd, effort = resample(received, joints, DEFAULT_RATE_HZ)
+            return split(joints, q, qd, DEFAULT_RATE_HZ, ARM_JOINTS, FINGER_JOINTS, effort)
+        except SegmentError as exc:
+            raise ReplayError(f"{episode.path}: {exc}") from exc
     names = [mapping.get(n, n) for n in episode.joint_states[0].names]
     q = np.array([r.position for r in episode.joint_states])
     qd = np.array([r.velocity if len(r.velocity) == len(r.position) else [0.0] * len(r.position)
@@ -93,6 +118,24 @@ def events_of(episode: Episode, names_to_model: dict[str, str] | None = None) ->
         return split(names, q, qd, joint_rate(episode), ARM_JOINTS, FINGER_JOINTS, effort)
     except SegmentError as exc:
         raise ReplayError(f"{episode.path}: {exc}") from exc
+
+
+def any_robot_names(target: dict[str, str], boundary: Path) -> dict[str, str]:
+    """Controller joint name -> model joint name for every robot of ``boundary`` (config/robot_boundary.yaml),
+    ``target``'s first: an episode recorded on one robot (the FR3's fr3_joint1) replays on another (the Panda in
+    Gazebo), as every robot's names stand for the same model joints."""
+    import yaml
+
+    from step_planner.execution.controllers.config import BoundaryConfig, BoundaryConfigError
+
+    names: dict[str, str] = {}
+    try:
+        data = yaml.safe_load(boundary.read_text())
+        for robot in data.get("robots") or {}:
+            names.update(BoundaryConfig.from_dict(data, robot, source=str(boundary)).model_names)
+    except (OSError, AttributeError, yaml.YAMLError, BoundaryConfigError):
+        pass  # the target robot's names alone
+    return {**names, **target}
 
 
 def scaled(segment: ArmSegment, speed: float) -> ArmSegment:
@@ -265,7 +308,7 @@ def replay_through_controllers(episode: Episode, *, robot: str | None = None, lo
         from step_planner.execution.controllers.config import BoundaryConfig
 
         config = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot)
-    events = events_of(episode, config.model_names)
+    events = events_of(episode, any_robot_names(config.model_names, config_path("robot_boundary.yaml")))
     envelope = SafetyEnvelope.load(config_path("safety.yaml"))
     if speed is None:
         fastest = peak_velocity_scaling(events, 1.0)

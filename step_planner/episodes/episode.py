@@ -21,6 +21,7 @@ class JointRecord:
     position: tuple[float, ...]
     velocity: tuple[float, ...]
     effort: tuple[float, ...]
+    received_ns: int = 0  # log time: when the recorder had it (the same as stamp_ns for sampled joint states)
 
 
 @dataclass
@@ -34,8 +35,15 @@ class Episode:
     result: dict[str, Any] | None = None
     format: int = 1  # 1: std_msgs/String JSON only; 2: typed (SubgoalTree, PrimitiveStep, joint states)
     typed_trees: int = 0  # SubgoalTree records (format 2)
-    joint_states: list[JointRecord] = field(default_factory=list)  # backend sim, format 2
+    joint_states: list[JointRecord] = field(default_factory=list)  # backend sim, format 2; robot backends since
+    # episodes record what their connection receives: then ``joint_source`` says from where (empty: sampled)
+    joint_source: dict[str, Any] = field(default_factory=dict)
     robot_description: str = ""
+
+    @property
+    def joints_received(self) -> bool:
+        """The joint states are the robot's own messages as they arrived (not samples at ``joint_rate_hz``)."""
+        return bool(self.joint_source.get("received"))
 
     @property
     def initial_world(self) -> WorldState | None:
@@ -79,7 +87,10 @@ def load_episode(path: str | Path) -> Episode:
             m = record.message
             stamp = int(m.header.stamp.sec) * 1_000_000_000 + int(m.header.stamp.nanosec)
             episode.joint_states.append(JointRecord(stamp, tuple(m.name), tuple(map(float, m.position)),
-                                                    tuple(map(float, m.velocity)), tuple(map(float, m.effort))))
+                                                    tuple(map(float, m.velocity)), tuple(map(float, m.effort)),
+                                                    record.stamp_ns))
+        elif topic == PREFIX + "joint_states_source":
+            episode.joint_source = record.document()
         elif topic == "/robot_description":
             episode.robot_description = record.message.data
     if goal is None:

@@ -1,5 +1,6 @@
 """Record a goal as an episode: a TreeListener, an on_step callback, an LLM exchange listener and, on the
-simulator, step hooks that sample the robot (see ``bag.py`` for the topics and types).
+simulator, step hooks that sample the robot; on a robot backend (controllers, MoveIt), every joint state its
+connection receives (see ``bag.py`` for the topics and types).
 
 Secrets: exchanges carry no headers, and every string written is scrubbed of the API key's value
 (read from the environment) as a second line of defence.
@@ -7,6 +8,10 @@ Secrets: exchanges carry no headers, and every string written is scrubbed of the
 Stamps (header and log time alike) are wall-clock time when the record is made, so in a player the arm's
 motion lines up with the tree and the LLM exchanges as they happened; joint states are *sampled* at a rate
 of simulated time (``joint_rate_hz``), so a fast or slow physics changes the wall-clock spacing only.
+On a robot backend the joint states are the robot's own messages, unchanged (its names, its header stamps:
+the robot's clock, sim time in a simulator), logged at the wall-clock time they arrived; they are kept on the
+connection's spin thread and written on a thread of the recorder's, so a slow disk never delays the robot's
+messages to the backend.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,11 +54,24 @@ def scrub(document: Any, secrets: list[str]) -> Any:
     return json.loads(text)
 
 
+def world_at_start(executor: Any, given: WorldState | None, perceives: bool) -> tuple[WorldState | None, str]:
+    """The initial world an episode records, and where it came from: the world the executor perceives now (as
+    the planner will first see it) on a backend that ``perceives`` its own world or when none is ``given``;
+    else the given one (a scene)."""
+    if given is not None and not perceives:
+        return given, "given"
+    try:
+        return executor.observe(), "perceived"
+    except Exception:  # noqa: BLE001 - the robot is gone: the goal ends at its own first look, naming why
+        return given, "given" if given is not None else "none"
+
+
 class EpisodeRecorder:
     """Writes ``<folder>/<stamp>_<goal_id>/bag`` (MCAP) and ``summary.json``."""
 
     def __init__(self, folder: str | Path, goal_id: str, *, instruction: str, scene: str = "",
                  backend: str = "", config: dict[str, Any] | None = None, world: WorldState | None = None,
+                 world_source: str = "given",
                  secret_env: tuple[str, ...] = ("OPENAI_API_KEY", "STEP_PLANNER_API_KEY"),
                  joint_rate_hz: float = 50.0, object_rate_hz: float = 10.0) -> None:
         safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", goal_id)[:40] or "goal"
@@ -69,9 +89,11 @@ class EpisodeRecorder:
         self.counts = {"tree": 0, "llm_exchange": 0, "primitive": 0, "joint_states": 0}
         self._write("goal", {"goal_id": goal_id, "instruction": instruction, "scene": scene, "backend": backend,
                              "config": config or {}, "world": world.to_dict() if world else None,
+                             "world_source": world_source,  # given (a scene) | perceived (the robot's, at the start)
                              "joint_rate_hz": joint_rate_hz})  # joint states' sample rate in simulated time
         self.goal_id, self.instruction = goal_id, instruction
         self._closed = False
+        self._received: ReceivedJoints | None = None
 
     def _write(self, topic: str, document: Any) -> None:
         self._bag.write_json(PREFIX + topic, time.time_ns(), scrub(document, self._secrets))
@@ -103,12 +125,16 @@ class EpisodeRecorder:
         self.counts["primitive"] += 1
 
     def attach_executor(self, executor: Any) -> Callable[[], None] | None:
-        """On the simulator: record the URDF once, then joint states, /tf and object poses from its physics.
+        """On the simulator: record the URDF once, then joint states, /tf and object poses from its physics. On a
+        robot backend (a ``joint_state_tap``): every joint state its connection receives, as received.
 
-        Returns how to detach (None for a backend without ``step_hooks``: nothing to sample).
+        Returns how to detach (None for a backend with neither: nothing to record).
         """
-        if not hasattr(executor, "step_hooks") or self._closed:
+        if self._closed:
             return None
+        if not hasattr(executor, "step_hooks"):
+            tap = getattr(executor, "joint_state_tap", None)
+            return self._attach_tap(tap) if tap is not None else None
         from step_planner.execution.sim import telemetry
 
         self._bag.write("/robot_description", time.time_ns(),
@@ -143,9 +169,24 @@ class EpisodeRecorder:
 
         return detach
 
+    def _attach_tap(self, tap: Any) -> Callable[[], None]:
+        self._write("joint_states_source", {"received": True, "topic": tap.topic, "by": tap.source})
+        self._received = ReceivedJoints(tap, self._write_received)
+        return self._received.stop
+
+    def _write_received(self, received_ns: int, msg: Any) -> None:
+        stamp = msg.header.stamp
+        self._bag.write("/joint_states", received_ns, messages.make(
+            self._store, messages.JOINT_STATE,
+            header={"stamp": {"sec": int(stamp.sec), "nanosec": int(stamp.nanosec)}, "frame_id": msg.header.frame_id},
+            name=list(msg.name), position=list(msg.position), velocity=list(msg.velocity), effort=list(msg.effort)))
+        self.counts["joint_states"] += 1
+
     def finish(self, result: GoalResult) -> Path:
         if self._closed:
             return self.path
+        if self._received is not None:
+            self._received.stop()  # every message received so far written, before the result
         document = result.to_dict()
         if result.tree:
             self._write_tree(result.tree)
@@ -157,8 +198,45 @@ class EpisodeRecorder:
             "error": result.error.value, "message": result.message, "primitives": len(result.executed),
             "usage": result.usage, "elapsed_s": round(result.elapsed_s, 3), "records": self.counts,
         }
+        if self._received is not None and self._received.error:  # the joints stopped being written: say why
+            summary["joint_states_error"] = self._received.error
         (self.path / "summary.json").write_text(json.dumps(scrub(summary, self._secrets), indent=2) + "\n")
         return self.path
+
+
+class ReceivedJoints:
+    """A tap's messages, kept as they arrive (the connection's spin thread only appends) and written by a thread
+    of its own every ``period_s``; :meth:`stop` stops listening and writes what is left."""
+
+    def __init__(self, tap: Any, write: Callable[[int, Any], None], period_s: float = 0.05) -> None:
+        self._queue: deque[tuple[int, Any]] = deque()
+        self._write, self._period = write, period_s
+        self._stopped = threading.Event()
+        self.error: str | None = None
+        self._unlisten = tap.listen(lambda msg: self._queue.append((time.time_ns(), msg)))
+        self._thread = threading.Thread(target=self._run, name="episode_joint_states", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._period):
+            self._drain()
+        self._drain()
+
+    def _drain(self) -> None:
+        while self._queue and self.error is None:
+            received_ns, msg = self._queue.popleft()
+            try:
+                self._write(received_ns, msg)
+            except Exception as exc:  # noqa: BLE001 - a full disk stops the joints' recording, never the goal
+                self.error = f"{type(exc).__name__}: {exc}"
+                self._unlisten()  # nothing more is kept
+                self._queue.clear()
+
+    def stop(self) -> None:
+        self._unlisten()
+        self._stopped.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=10.0)
 
 
 @dataclass(frozen=True)

@@ -119,3 +119,55 @@ def split(names: Sequence[str], q_all: np.ndarray, qd_all: np.ndarray, rate_hz: 
             seg_qd[-1] = 0.0
             events.append(ArmSegment(lo, q[lo].copy(), (idx - lo) * dt, q[idx].copy(), seg_qd))
     return sorted(events, key=lambda e: (e.index, isinstance(e, ArmSegment)))
+
+
+Message = tuple[float, Sequence[str], Sequence[float], Sequence[float], Sequence[float]]
+
+
+def resample(received: Sequence[Message], joints: Sequence[str],
+             rate_hz: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A robot's joint states, as its messages arrived, on a uniform grid of ``rate_hz`` for :func:`split`.
+
+    ``received``: (time s, names, positions, velocities, efforts) per message, in time order; a message may carry
+    only some joints (franka_ros2 publishes the arm and the fingers apart): each row holds every joint's latest
+    value, from the first message after which all of ``joints`` are known. Velocities a robot does not report are
+    the positions' slope; efforts, unless every joint reports them, are left out (None). Returns positions,
+    velocities and efforts, (samples, len(joints)) each, in ``joints``' order.
+    """
+    index = {name: k for k, name in enumerate(joints)}
+    pos, vel, eff = (np.full(len(joints), np.nan) for _ in range(3))
+    times: list[float] = []
+    rows: list[np.ndarray] = []
+    for t, names, p, v, e in received:
+        for i, name in enumerate(names):
+            if (k := index.get(name)) is None:
+                continue
+            pos[k] = p[i] if i < len(p) else np.nan
+            vel[k] = v[i] if i < len(v) else np.nan
+            eff[k] = e[i] if i < len(e) else np.nan
+        if np.isnan(pos).any():
+            continue
+        row = np.concatenate([pos, vel, eff])
+        if times and t <= times[-1]:  # the same instant again (or a message from before it): the newest counts
+            if t == times[-1]:
+                rows[-1] = row
+            continue
+        times.append(float(t))
+        rows.append(row)
+    missing = [j for j in joints if j not in {n for _, names, *_ in received for n in names}]
+    if missing:
+        raise SegmentError(f"the recorded joint states lack {', '.join(missing)}")
+    if len(rows) < 2:
+        raise SegmentError("fewer than two recorded joint states: nothing moved")
+    t_in, table = np.asarray(times), np.asarray(rows)
+    grid = t_in[0] + np.arange(int(np.floor((t_in[-1] - t_in[0]) * rate_hz)) + 1) / rate_hz
+    n = len(joints)
+    out = np.column_stack([np.interp(grid, t_in, table[:, c]) if not np.isnan(table[:, c]).any()
+                           else np.full(len(grid), np.nan) for c in range(3 * n)])
+    q, qd, effort = out[:, :n], out[:, n:2 * n], out[:, 2 * n:]
+    if len(grid) >= 2:
+        slope = np.gradient(q, 1.0 / rate_hz, axis=0)
+        qd = np.where(np.isnan(qd), slope, qd)
+    else:
+        qd = np.nan_to_num(qd)
+    return q, qd, None if np.isnan(effort).any() else effort

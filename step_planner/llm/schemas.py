@@ -69,8 +69,8 @@ def decomposition_schema(*, grounded: bool, goal: bool, plan_ahead: bool, contro
     }
     if question:
         fields["question"] = (str | None, Field(default=None, max_length=MAX_TEXT, description=(
-            "only when the instruction can be read in ways that lead to different goals: one short question "
-            "for the person (then leave the other fields empty); null otherwise")))
+            "only when the words, answers and observation leave open which thing is meant: one short question "
+            "for the person naming the candidates (then next is null, done false, goal []); null otherwise")))
     if goal:
         fields["goal"] = (list[str], Field(default_factory=list, max_length=MAX_FACTS, description=(
             "the facts that hold once the whole instruction is carried out, e.g. "

@@ -48,25 +48,87 @@ _NOT_TYPOS = frozenset({
 })
 
 
+# What refused a goal: each problem carries the rule that found it (benchmarks count refusals by rule, so a
+# rule that refuses what people plainly mean shows up in a table).
+RULE_GRAMMAR = "grammar"  # a fact that does not parse, names nothing in the scene, or has the wrong types
+RULE_TOO_MANY = "too_many_facts"
+RULE_EMPTY = "no_goal"
+RULE_GENERIC = "generic_name"  # a fact about `thing` or `item`: no object has such a name
+RULE_UNMENTIONED = "unmentioned_thing"  # a fact about something the instruction does not mention
+RULE_PLACE = "unmentioned_place"  # an object must end up in a place the instruction does not mention
+RULE_END_STATE = "end_state_words"  # holding(...) / open(...) without words that ask to end so
+RULE_REQUIRED = "required_fact"  # "close" said, no closed(...) fact
+RULE_NAMED_MISSING = "named_object_missing"  # an object the instruction names, no fact about it
+RULE_ONLY_NEGATED = "named_object_only_negated"
+RULE_PROVISIONAL = "provisional_name_kept"  # a restated goal keeps a name nothing seen carries
+RULE_GUESSED = "guessed_reference"  # "the block", several fit, nothing says which, the goal picks some
+# Refusals only the person can settle: re-reading the instruction does not tell the model which is meant.
+PERSON_RULES = frozenset({RULE_GUESSED})
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A definite singular reference ("the blue block") and what the goal made of it.
+
+    ``described``: something in the words can single one out (a relative clause, a place or state
+    phrase, a description word, "the one on ..."), so which one is the model's reading, not a guess."""
+
+    said: str
+    candidates: tuple[str, ...]
+    picked: tuple[str, ...]
+    described: bool
+
+    @property
+    def resolved(self) -> bool:
+        """The goal chose some of several things the words fit (a reading worth showing)."""
+        return len(self.candidates) > 1 and bool(self.picked) and set(self.picked) != set(self.candidates)
+
+    @property
+    def guessed(self) -> bool:
+        return self.resolved and not self.described
+
+    def guess_problem(self) -> str:
+        return (f"the instruction says '{self.said}' but {', '.join(self.candidates)} all fit and it does not say "
+                f"which; ask the person which is meant instead of choosing {', '.join(self.picked)}")
+
+
 @dataclass
 class CheckedConditions:
     facts: list[Condition] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)  # the rule of each problem, in order
+    references: list[Reference] = field(default_factory=list)  # singular references the goal resolved
 
     @property
     def ok(self) -> bool:
         return not self.problems and bool(self.facts)
+
+    def refuse(self, rule: str, problem: str) -> None:
+        self.problems.append(problem)
+        self.rules.append(rule)
+
+    @property
+    def person_only(self) -> bool:
+        """Every problem is one only the person can settle (which of several things is meant)."""
+        return bool(self.rules) and all(r in PERSON_RULES for r in self.rules)
 
 
 def _words(text: str) -> str:
     return f" {' '.join(re.sub(r'[^a-z0-9_ ]', ' ', text.lower()).split())} "
 
 
+# Names that are also auxiliary verbs ("the blocks can go in the bin" with a can in the scene): such a name
+# counts as said only after a determiner or adjective-free article ("the can", "a can", "that can").
+_AUXILIARY_NAMES = frozenset({"can", "will", "may", "must", "might", "should", "would", "could"})
+_ARTICLES = ("the", "a", "an", "that", "this", "my", "your", "our", "their", "his", "her", "its", "each", "every")
+
+
 def named_entities(text: str, world: WorldState) -> set[str]:
     """Entity names (``red_block`` or ``red block``) that a text mentions."""
     padded = _words(text)
-    return {name for name in (*world.objects, *world.places)
-            if f" {name} " in padded or f" {name.replace('_', ' ')} " in padded}
+    found = {name for name in (*world.objects, *world.places)
+             if f" {name} " in padded or f" {name.replace('_', ' ')} " in padded}
+    return {n for n in found if n not in _AUXILIARY_NAMES or any(f" {a} {n} " in padded for a in _ARTICLES)}
 
 
 def kind_mentions(text: str, world: WorldState) -> set[str]:
@@ -125,13 +187,18 @@ def spell_corrected(text: str, world: WorldState, extra: Iterable[str] = (), kee
     kept = names | _NOT_TYPOS | {w for phrase in keep for w in phrase.split()}
     out = []
     for word in _words(text).split():
-        if word in kept or not word.isalpha() or len(word) < 3:
+        if word in kept or not word.isalpha() or len(word) < 3 or _plural_of(word, names):
             out.append(word)
             continue
         found = [n for n in names if (len(n) >= 4 and len(word) >= 4 or len(n) == len(word) == 3)
                  and _one_typo(word, n) and (len(word) > 3 or sorted(word) == sorted(n))]
         out.append(found[0] if len(found) == 1 else word)
     return " ".join(out)
+
+
+def _plural_of(word: str, names: set[str]) -> bool:
+    """``word`` is a plural of a name word ("blocks", "boxes"): a plural, not a typo of the singular."""
+    return (word.endswith("s") and word[:-1] in names) or (word.endswith("es") and word[:-2] in names)
 
 
 def reference_only(text: str, world: WorldState, reference_words: Iterable[str]) -> set[str]:
@@ -153,112 +220,240 @@ def _kind_words(name: str, category: str = "", kind: str = "") -> set[str]:
     return {w for w in {name.split("_")[-1], (category.split() or [""])[-1], kind} if w.isalpha()}
 
 
-def guessed_references(text: str, world: WorldState, named: Iterable[str]) -> list[str]:
-    """Singular references ("the block") that several things in view fit, where ``named`` (what the goal
-    is about) picks some of them and nothing in the text singles one out: the goal guessed which."""
+# Words before "the" that make "the block" part of a plural or a choice left open ("all the", "each of the").
+_QUANTIFIERS = frozenset({"all", "both", "each", "every", "any", "either", "neither", "none", "of", "whichever",
+                          "whatever"})
+# Words right after a noun that start a description of it: "the block that is ...", "the drawer on the left".
+_DESCRIPTION_STARTS = frozenset({
+    "that", "which", "who", "whose", "where", "sitting", "lying", "standing", "resting", "currently", "now",
+    "already", "still", "there", "here", "closest", "nearest", "furthest", "farthest", "left", "right",
+    "above", "below", "beneath", "underneath", "between", "like", "with", "without", "of",
+})
+# Prepositions after a noun: a description when a candidate is in or at the place that follows ("the block in
+# the red tray": one is there), otherwise where it goes ("put the block in the box": none is in the box).
+_LOCATIVES = frozenset({"in", "on", "inside", "from", "at", "off", "out", "under", "near", "beside", "by",
+                        "behind", "next", "within"})  # never "to", "into", "onto": those say where it goes
+_POSITION_WORDS = frozenset({"left", "right", "front", "back", "middle", "centre", "center", "top", "bottom",
+                             "end", "side", "corner", "edge", "far", "near"})
+
+
+def _tokens(text: str, world: WorldState) -> list[str]:
+    """The text's words, each name the text spells ("red block", "red_block") as one token ``red_block``."""
     padded = _words(text)
-    for name in sorted((*world.objects, *world.places), key=len, reverse=True):  # spelled names say which
-        for spelled in (name, name.replace("_", " ")):
-            padded = padded.replace(f" {spelled} ", " ")
+    for name in sorted((*world.objects, *world.places), key=len, reverse=True):
+        for spelled in {name, name.replace("_", " ")}:
+            padded = padded.replace(f" {spelled} ", f" {name} ")
+    return padded.split()
+
+
+def _describes(tokens: list[str], i: int, candidates: set[str], world: WorldState) -> bool:
+    """Does what follows the noun at ``i`` say which of ``candidates`` is meant (could it single one out)?"""
+    after = tokens[i + 1:i + 6]
+    if not after:
+        return False
+    if after[0] in _DESCRIPTION_STARTS:
+        return True
+    if after[0] not in _LOCATIVES:
+        return False
+    words = [w for w in after[1:] if w not in ("the", "of", "a", "to")][:3]
+    if any(w in _POSITION_WORDS for w in words[:1]):  # "on the left", "at the back"
+        return True
+    for word in words:
+        if word in world.objects:  # a relation to another object: "the block by the cup"
+            return True
+        places = {word} if word in world.places else {n for n, p in world.places.items()
+                                                      if word in _kind_words(n, kind=p.kind)}
+        if places:
+            return any((world.objects[c].location if c in world.objects else None) in places for c in candidates)
+    return False
+
+
+def references(text: str, world: WorldState, named: Iterable[str], group_words: Iterable[str] = ()) -> list[Reference]:
+    """Definite singular references ("the block", "the blue block") that several things in view fit,
+    with what the goal (``named``: the things its facts are about) picked of them.
+
+    Plurals and quantifiers ("the blocks", "all the blocks", "each block") are not singular references. A
+    reference is ``described`` when anything in the words can single one out: a description word before the
+    noun that is not part of the candidates' names ("the open drawer", "the big block"), a relative clause or
+    a place phrase that fits a candidate after it ("the block that is ...", "the block in the red tray", "the
+    drawer on the left"), another mention of the same noun that is described, "the one(s) ...", or a word
+    that only some candidates' names carry ("the green one"). A group or mass word ("the rubbish", "the
+    stationery": ``group_words``) is never a singular reference."""
+    tokens = _tokens(text, world)
+    groups = set(group_words)
     things = {n: _kind_words(n, o.category) for n, o in world.objects.items() if world.is_visible(n)}
     things |= {n: _kind_words(n, kind=p.kind) for n, p in world.places.items()}
     chosen = set(named)
-    full = set(_words(text).split())
-    problems = []
-    for word in sorted({w for kinds in things.values() for w in kinds}):
-        m = re.search(rf" the (?:(\w+) )?{word} ", padded)
-        if not m:
+    words_said = set(_words(text).split())  # "the left drawer ... the drawer": 'left' says which
+    found: dict[tuple[str, ...], tuple[str, bool]] = {}
+    for i, tok in enumerate(tokens):
+        candidates = {n for n, kinds in things.items() if tok in kinds}
+        if len(candidates) < 2 or tok in groups:
             continue
-        candidates = {n for n, kinds in things.items() if word in kinds}
-        if m.group(1) and any(m.group(1) in n.split("_") for n in candidates):  # "the blue block"
-            candidates = {n for n in candidates if m.group(1) in n.split("_")}
-        picked = candidates & chosen
-        if len(candidates) < 2 or not picked or picked == candidates:
+        j, modifiers = i - 1, []
+        while j >= 0 and tokens[j] != "the" and len(modifiers) < 3:
+            modifiers.append(tokens[j])
+            j -= 1
+        if j < 0 or tokens[j] != "the" or (j > 0 and tokens[j - 1] in _QUANTIFIERS):
+            continue  # not "the ... block", or "all the block"
+        described = False
+        for word in modifiers:
+            narrowed = {n for n in candidates if word in n.split("_")}
+            if narrowed:
+                candidates = narrowed
+            else:
+                described = True  # "the open drawer", "the small block", "the first block"
+        described = described or _describes(tokens, i, candidates, world)
+        if len(candidates) < 2:
             continue
         shared = set.intersection(*(set(n.split("_")) for n in candidates))
-        if any((set(n.split("_")) - shared) & full for n in candidates):  # "the green one": singled out
-            continue
-        said = f"the {m.group(1) + ' ' if m.group(1) else ''}{word}"
-        problems.append(f"the instruction says '{said}' but {', '.join(sorted(candidates))} all fit and it does "
-                        f"not say which; ask the person which is meant instead of choosing "
-                        f"{', '.join(sorted(picked))}")
-    return problems
+        if any((set(n.split("_")) - shared) & words_said for n in candidates):  # "the green one": singled out
+            described = True
+        if {"one", "ones"} & set(tokens[i + 1:]):  # "... the one on the red tray": the noun before it
+            described = True
+        said = " ".join(["the", *reversed(modifiers), tok])
+        key = tuple(sorted(candidates))
+        prior = found.get(key)
+        found[key] = (prior[0] if prior else said, described or (prior[1] if prior else False))
+    out = []
+    for key, (said, described) in found.items():
+        picked = tuple(sorted(set(key) & chosen))
+        out.append(Reference(said, key, picked, described))
+    return out
 
 
-def unseen_names(text: str, world: WorldState) -> set[str]:
-    """Plain words of a text that could name an object not seen yet (``screwdriver``, ``red_block``)."""
+def guessed_references(text: str, world: WorldState, named: Iterable[str]) -> list[str]:
+    """Singular references ("the block") that several things in view fit, where ``named`` (what the goal
+    is about) picks some of them and nothing in the text could single one out: the goal guessed which."""
+    return [r.guess_problem() for r in references(text, world, named) if r.guessed]
+
+
+def group_mentions(text: str, world: WorldState, library: PrimitiveLibrary) -> set[str]:
+    """Objects a text may mean by a group or generic word ("the tools", "everything on the table", "the
+    office supplies"). Which of them the person meant is the model's reading (shown, and confirmed when
+    confirmation is on): the rules cannot decide it, so they do not refuse a goal about any of them."""
+    tokens = _words(text).split()
+    kinds = {n: _kind_words(n, o.category) | {o.category or ""} for n, o in world.objects.items()}
+    out: set[str] = set()
+    generic = set(library.generic_nouns) - {"it", "them", "one", "ones", "object", "thing", "item", "something"}
+    names = _name_words(world)
+    for i, tok in enumerate(tokens):
+        singular = tok[:-1] if tok.endswith("s") and tok[:-1] in library.group_words else tok
+        if (members := library.group_words.get(singular)) is not None:
+            out |= {n for n, k in kinds.items() if k & set(members)}
+        elif tok in generic or (tok in ("rest", "others") and i and tokens[i - 1] == "the"):
+            out |= set(world.objects)  # "everything", "the stuff", "the rest"
+        elif (len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss") and tok not in names
+              and not _plural_of(tok, names) and tok not in _NOT_TYPOS and i
+              and (tokens[i - 1] in _DETERMINERS or (i > 1 and tokens[i - 2] in _DETERMINERS
+                                                      and tokens[i - 1] not in names))):
+            out |= set(world.objects)  # an unknown plural noun ("the office supplies"): maybe a group
+    return out
+
+
+_DETERMINERS = frozenset({"the", "all", "my", "your", "our", "their", "those", "these", "some", "any", "other"})
+
+
+def unseen_names(text: str, world: WorldState, generic: Iterable[str] = ()) -> set[str]:
+    """Runs of up to three words of a text that could name an object not seen yet (``screwdriver``,
+    ``red_block``, ``old_sponge``, ``dusty_blue_block``); never one with a ``generic`` word ("thing", "item")."""
     padded = _words(text).split()
-    singles = set(padded)
-    pairs = {f"{a}_{b}" for a, b in zip(padded, padded[1:], strict=False)}
-    return {w for w in singles | pairs if not world.entity_type(w)}
+    generic = set(generic)
+    runs = {"_".join(padded[i:i + n]) for n in (1, 2, 3) for i in range(len(padded) - n + 1)
+            if not set(padded[i:i + n]) & generic}
+    return {w for w in runs if not world.entity_type(w)}
 
 
-def _parse_all(texts: Iterable[object], world: WorldState, unseen: set[str]) -> CheckedConditions:
+def _parse_all(texts: Iterable[object], world: WorldState, unseen: set[str],
+               generic: Iterable[str] = ()) -> CheckedConditions:
     out = CheckedConditions()
     seen: set[Condition] = set()
+    generic = set(generic)
     for raw in texts:
         try:
             fact = parse_fact(str(raw))
         except ConditionError as exc:
-            out.problems.append(str(exc))
+            out.refuse(RULE_GRAMMAR, str(exc))
             continue
-        if problem := check_fact(fact, world, unseen):
-            out.problems.append(problem)
+        if vague := [a for a in fact.args if not world.entity_type(a) and set(a.split("_")) & generic]:
+            out.refuse(RULE_GENERIC, f"{fact}: '{vague[0]}' is not a name: no object is called that. If what is "
+                       "meant is not in view yet, open where it is and state the goal with the name you see "
+                       "then (leave `goal` empty until then)")
+        elif problem := check_fact(fact, world, unseen):
+            out.refuse(RULE_GRAMMAR, problem)
         elif fact not in seen:
             seen.add(fact)
             out.facts.append(fact)
     if len(out.facts) > MAX_CONDITIONS:
-        out.problems.append(f"{len(out.facts)} conditions are too many; state at most {MAX_CONDITIONS}")
+        out.refuse(RULE_TOO_MANY, f"{len(out.facts)} conditions are too many; state at most {MAX_CONDITIONS}")
     return out
 
 
 def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: PrimitiveLibrary, *,
-               about_instruction: bool = True) -> CheckedConditions:
-    """The instruction's goal conditions, or the problems with them.
+               about_instruction: bool = True, answered: bool = False,
+               renaming: Iterable[str] = ()) -> CheckedConditions:
+    """The instruction's goal conditions, or the problems with them (each tagged with its rule).
 
     ``about_instruction=False`` (a goal the client states itself) checks grammar and names only.
+    ``answered``: the person has answered the model's question about what is meant; the model's resolution
+    of a reference is then theirs, never refused as a guess (it is still listed in ``references``).
+    ``renaming``: objects a search revealed that may carry a provisional name the goal used ("old_rag"): they
+    count as mentioned (whether the renaming is right is checked by the planner, or settled by the person).
     """
     world = beliefs.world
     if not texts:
-        return CheckedConditions(problems=["state the instruction's goal as facts in `goal`, e.g. in(tape, drawer)"])
+        out = CheckedConditions()
+        out.refuse(RULE_EMPTY, "state the instruction's goal as facts in `goal`, e.g. in(tape, drawer)")
+        return out
     stated = _stated_names(texts)
     keep = {w for words in (*library.goal_words.values(), *library.required_words.values()) for w in words}
     keep |= {p for spec in library.primitives.values() for p in spec.phrases} | set(library.stay_words)
     instruction = spell_corrected(instruction, world, extra=stated - set(world.objects) - set(world.places),
-                                  keep=keep | set(library.reference_words))
+                                  keep=keep | set(library.reference_words) | set(library.exception_words)
+                                  | set(library.generic_nouns) | set(library.group_words))
     named = named_entities(instruction, world)
-    out = _parse_all(texts, world, unseen_names(instruction, world))
+    unseen = unseen_names(instruction, world, library.generic_nouns)
+    out = _parse_all(texts, world, unseen, library.generic_nouns)
     if out.problems or not about_instruction:
         return out
     places_mentioned = named | kind_mentions(instruction, world)
-    mentioned = places_mentioned | unseen_names(instruction, world)
+    mentioned = places_mentioned | unseen | group_mentions(instruction, world, library) | set(renaming)
     padded = _words(instruction)
     stays = any(f" {w} " in padded for w in library.stay_words)  # "leave the blocks where they are"
     for fact in out.facts:
         if fact.args and not set(fact.args) & mentioned:
-            out.problems.append(f"{fact} is about {', '.join(fact.args)}, which the instruction does not mention")
+            out.refuse(RULE_UNMENTIONED, f"{fact} is about {', '.join(fact.args)}, which the instruction does not "
+                       "mention")
         elif fact.predicate in ("in", "on", "at") and not fact.negated and fact.args[1] not in places_mentioned \
                 and not (stays and beliefs.judge(fact)[0]):
-            out.problems.append(f"{fact}: the instruction does not mention {fact.args[1]} as a place")
+            out.refuse(RULE_PLACE, f"{fact}: the instruction does not mention {fact.args[1]} as a place")
         elif not fact.negated and (words := library.goal_words.get(fact.predicate)) and not any(
                 f" {w} " in padded for w in words):
-            out.problems.append(f"{fact}: the instruction does not ask to end with it ({' / '.join(words)}); "
-                                "state where things must end up")
+            out.refuse(RULE_END_STATE, f"{fact}: the instruction does not ask to end with it "
+                       f"({' / '.join(words)}); state where things must end up")
     for predicate, words in library.required_words.items():  # "... and close the drawer": closed(...) is needed
         said = next((w for w in words if f" {w} " in padded), None)
         if said and not any(f.predicate == predicate and not f.negated for f in out.facts):
-            out.problems.append(f"the instruction says '{said}' but no goal fact is {predicate}(...): state what "
-                                f"must end {predicate}")
-    named_objects = {n for n in named if n in world.objects} - reference_only(instruction, world,
-                                                                             library.reference_words)
+            out.refuse(RULE_REQUIRED, f"the instruction says '{said}' but no goal fact is {predicate}(...): state "
+                       f"what must end {predicate}")
+    # objects named only to say where or which, to leave out ("except the cup") or to leave alone ("leave the cup
+    # where it is"): a goal may say nothing of them
+    left_out = reference_only(instruction, world, (*library.reference_words, *library.exception_words,
+                                                   *library.stay_words))
+    named_objects = {n for n in named if n in world.objects} - left_out
     positive = {o for f in out.facts if not f.negated for o in f.objects}
     if missing := sorted(named_objects - {o for f in out.facts for o in f.objects}):
-        out.problems.append(f"the instruction names {', '.join(missing)} but no condition says what must hold "
-                            "of it")
+        out.refuse(RULE_NAMED_MISSING, f"the instruction names {', '.join(missing)} but no condition says what must "
+                   "hold of it")
     elif missing := sorted(named_objects - positive):
-        out.problems.append(f"say where {', '.join(missing)} must end up (a fact such as in(...), on(...) or "
-                            "holding(...), not only what must not hold)")
-    out.problems += guessed_references(instruction, world, {a for f in out.facts if not f.negated for a in f.args})
+        out.refuse(RULE_ONLY_NEGATED, f"say where {', '.join(missing)} must end up (a fact such as in(...), "
+                   "on(...) or holding(...), not only what must not hold)")
+    named_by_goal = {a for f in out.facts if not f.negated for a in f.args}
+    out.references = [r for r in references(instruction, world, named_by_goal, library.group_words) if r.resolved]
+    if not answered:
+        for ref in out.references:
+            if ref.guessed:
+                out.refuse(RULE_GUESSED, ref.guess_problem())
     return out
 
 

@@ -10,10 +10,20 @@ call's effects); after each child the parent's facts are judged on the believed 
 subgoal whose facts hold is done without asking anyone. A model's "done" whose facts do not hold
 becomes feedback naming them.
 
-The person (``planner/person.py``): the model may answer the instruction with a question instead of a
-plan (feature ``questions``); the answer goes into every later prompt, and with nobody to answer the goal
-ends CLARIFICATION_NEEDED, naming the question. With ``confirm_goal`` the goal the model states is shown
-to the person before anything moves: accepted, corrected (checked like a goal a client states) or refused.
+The person (``planner/person.py``): at any node the model may answer with a question instead of a child
+(feature ``questions``: when the words leave open which thing is meant, or the world shows it, e.g. a drawer
+opened on two candidates); the answer goes into every later prompt, and with nobody to answer the goal ends
+CLARIFICATION_NEEDED, naming the question. The person's answer is final: the model's resolution of a
+reference after it is never refused as a guess, and it is shown with where it came from (``readings``). A
+goal refusal only the person can settle (which of several things is meant) is not sent back to the model:
+the planner asks the person itself, naming the candidates. Nobody is asked the same thing twice, and every
+refusal rule has a bound. With ``confirm_goal`` the goal the model states is shown to the person before
+anything moves: accepted, corrected (checked like a goal a client states) or refused.
+
+Names for things not seen yet: a goal may name a hidden object provisionally (``old_sponge``); once looking
+inside has shown what is there, the model restates the goal with the names it sees, checked against the
+words of the provisional name or settled by the person, before anything is judged. An instruction about
+"the thing in the drawer" may leave its goal for later, as long as nothing but opening is done until then.
 
 Re-planning (STEP): an inconsistent child, a failed execution or a failed subtree sends the
 reason back to the parent, which proposes a different next child with that reason as feedback.
@@ -26,6 +36,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
@@ -33,7 +44,7 @@ from pydantic import BaseModel
 
 from step_planner.domain.conditions import Condition, describe_fact, explain_failure, parse_fact
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
-from step_planner.domain.world import WorldState
+from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import CompletionAnswer, decomposition_schema
@@ -43,6 +54,9 @@ from step_planner.planner.config import PlannerConfig
 from step_planner.planner.control_flow import ControlFlow, Next, control_flow
 from step_planner.planner.features import ChildFinished, make_features
 from step_planner.planner.grounding import (
+    RULE_PROVISIONAL,
+    CheckedConditions,
+    Reference,
     check_goal,
     check_subgoal_conditions,
     kind_mentions,
@@ -56,7 +70,7 @@ from step_planner.planner.person import Ask, AskKind, Person, Reply, ReplyKind, 
 from step_planner.planner.prompts import PromptBook
 from step_planner.planner.result import GoalError, GoalResult, StepReport
 from step_planner.planner.termination import Candidate, CompletionLLM, TerminationChecker
-from step_planner.planner.tree import ConditionRecord, SubgoalTree, TreeListener
+from step_planner.planner.tree import ConditionRecord, SubgoalTree, TreeListener, render_reading
 from step_planner.planner.world_changes import revise_pending
 
 __all__ = ["BudgetExceeded", "Canceled", "CompletionLLM", "StepPlanner", "StepReport"]
@@ -108,6 +122,22 @@ class _PersonStop(Exception):
 
 
 MAX_QUESTIONS = 3  # questions one goal may ask the person
+GOAL_REFUSALS_PER_RULE = 3  # goals one rule may refuse in a goal (a repeated refusal text counts twice)
+
+
+class _RefusalLoop(Exception):
+    """The model keeps stating goals one rule refuses: re-reading is not fixing it."""
+
+
+def _question_words(text: str) -> set[str]:
+    return set(re.sub(r"[^a-z0-9_ ]", " ", text.lower()).split()) - {"the", "a", "an", "do", "you", "i", "which",
+                                                                     "is", "it", "should", "or", "of", "to"}
+
+
+def _same_question(a: str, b: str) -> bool:
+    """Two questions that ask the same thing (the same words, give or take a few)."""
+    wa, wb = _question_words(a), _question_words(b)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.7
 
 
 _RECHECK = object()  # the goal was just stated: judge it before proposing anything
@@ -166,6 +196,11 @@ class StepPlanner:
         self.replies: list[Reply] = []  # the person's replies, in order (what a shadow planner replays)
         self.goal_rejections: list[dict] = []  # goals the model stated that grounding refused, with why
         self._picked_by: dict[str, int] = {}  # object -> the leaf that picked it up last
+        self._refusals: Counter[str] = Counter()  # goal refusals by rule (bounded: GOAL_REFUSALS_PER_RULE)
+        self._refusal_texts: set[str] = set()
+        self._seen_at_start: set[str] = set()  # objects in view when the goal started
+        self._looked_when_stated: set[str] = set()  # places seen inside when the goal was last stated
+        self._waiting_goal = False  # the goal waits for a look inside (nothing but opening until then)
 
     def has(self, feature: str) -> bool:
         return feature in self.profile.features
@@ -226,6 +261,7 @@ class StepPlanner:
     # ---- Algorithm 1 -------------------------------------------------------------------------
     def run(self, world: WorldState) -> Plan:
         self._observe(world)
+        self._seen_at_start = set(self.beliefs.world.objects)
         root = self.tree.root
         self.budget.scale(self._task_size())
         if self.confirm_goal and not self.profile.conditions and not self.client_goal:
@@ -239,6 +275,8 @@ class StepPlanner:
             return self._end(GoalError.INVALID_GOAL, f"the goal's conditions are not usable: {exc}", None)
         except _PersonStop as exc:
             return self._end(exc.error, str(exc), VerdictSource.PERSON)
+        except _RefusalLoop as exc:
+            return self._end(GoalError.PLANNING_FAILED, str(exc), VerdictSource.VALIDATION)
         except _NothingToDo:
             return self._end(GoalError.NOTHING_TO_DO, "nothing to do: the instruction's conditions already hold "
                              f"({self._conditions_line()}); nothing was executed", None)
@@ -314,10 +352,20 @@ class StepPlanner:
     # ---- conditions --------------------------------------------------------------------------
     def _set_conditions(self, node_id: int, facts: list[Condition], source: str) -> None:
         records = [ConditionRecord(str(f)) for f in facts]
+        restated = node_id == self.tree.root and bool(self._goal_at_start)
         self.tree.set_conditions(node_id, records, source)
         self._judge(node_id)
         if node_id == self.tree.root:
-            self._goal_at_start = {c.text: c.holds for c in self.tree.node(node_id).conditions}
+            before = self._goal_at_start
+            self._goal_at_start = {}
+            for c, fact in zip(self.tree.node(node_id).conditions, facts, strict=True):
+                if restated and (c.text in before or not set(fact.objects) <= self._seen_at_start):
+                    # a restated goal: a fact kept keeps its start; one about a thing hidden at the start did
+                    # not hold then (the robot may have made it hold before the name was known)
+                    self._goal_at_start[c.text] = before.get(c.text, False)
+                else:
+                    self._goal_at_start[c.text] = c.holds
+            self._looked_when_stated = set(self.beliefs.seen_inside)
 
     def _set_client_goal(self) -> None:
         checked = check_goal(self.client_goal, self.instruction_text, self.beliefs, self.library,
@@ -394,26 +442,75 @@ class StepPlanner:
             raise Canceled()
         return reply
 
-    def _may_ask(self, rnd: _Round) -> bool:
-        """A question is offered while the root's reading is still open: no goal fixed, nothing run."""
-        root = self.tree.node(self.tree.root)
-        return (self.has("questions") and rnd.node_id == root.id and not root.conditions
-                and len(self.tree.clarifications) < MAX_QUESTIONS
-                and all(c.status is NodeStatus.ABANDONED for c in self.tree.children(root.id)))
+    def _questions_asked(self) -> list[str]:
+        return [d["text"] for d in self.tree.dialogue if d["kind"] == AskKind.QUESTION.value]
 
-    def _clarify(self, question: str) -> object:
+    def _may_ask(self, rnd: _Round) -> bool:
+        """A question is offered at any node (the world may show the ambiguity: a drawer opened on two
+        candidates) while the goal has questions left."""
+        return self.has("questions") and len(self._questions_asked()) < MAX_QUESTIONS
+
+    def _clarify(self, question: str, who: str = "the model") -> object:
+        """Ask the person; the answer reaches every later prompt. A question asked before is not asked again."""
+        answered = dict(self.tree.clarifications)
+        for earlier in self._questions_asked():
+            if _same_question(earlier, question):
+                said = f"they answered '{answered[earlier]}'" if earlier in answered else "nobody answered"
+                return (f"you asked the person '{question}', which was asked already ('{earlier}': {said}); a "
+                        "person is not asked the same thing twice: go on with their answer")
         reply = self._ask_person(Ask(AskKind.QUESTION, question, self.tree.instruction, self.tree.goal_id))
         if reply.kind is not ReplyKind.ANSWER:
-            raise _PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: the model asked "
-                              f"\"{question}\" and {reply.text or 'nobody answered'}; nothing was executed")
+            done = self.budget.primitives
+            ran = "nothing was executed" if not done else f"{done} primitive{'s' * (done > 1)} had been executed"
+            raise _PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: {who} asked "
+                              f"\"{question}\" and {reply.text or 'nobody answered'}; {ran}")
         return _RECHECK
+
+    def _ask_which(self, ref: Reference) -> object:
+        """A reference only the person can settle: ask them, naming the candidates so they can be told apart
+        (with nobody to ask, or questions off, the goal ends CLARIFICATION_NEEDED naming them)."""
+        kind = ref.said.split()[-1]
+        question = (f"Which {kind} do you mean by '{ref.said}': "
+                    + "; ".join(self._describe_candidate(n) for n in ref.candidates) + "?")
+        if not self.has("questions"):
+            raise _PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: {question} "
+                              "(questions to the person are off in this profile)")
+        return self._clarify(question, who="the planner")
+
+    def _describe_candidate(self, name: str) -> str:
+        world = self.beliefs.world
+        obj = world.objects.get(name)
+        if obj is not None:
+            loc = obj.location or ""
+            where = ("in the gripper" if loc == GRIPPER else
+                     f"{world.preposition(loc)} the {loc.replace('_', ' ')}" if loc else "where it was last seen")
+            return f"{name} ({obj.category or 'object'}, {where})"
+        place = world.places.get(name)
+        state = ("open" if place.is_open else "closed") if place is not None and place.openable else ""
+        return f"{name} ({state})" if state else name
+
+    def _readings(self, references: list[Reference]) -> list[dict]:
+        answers = [a for _, a in self.tree.clarifications]
+        source = f"from your answer '{answers[-1]}'" if answers else "the model's reading of the instruction's words"
+        return [{"said": r.said, "resolved": list(r.picked), "candidates": list(r.candidates), "from": source}
+                for r in references]
+
+    def _count_refusal(self, rules: list[str], problems: list[str]) -> None:
+        """Every refusal rule has a bound; the same refusal text again counts twice."""
+        for rule, text in zip(rules, problems, strict=True):
+            self._refusals[rule] += 2 if text in self._refusal_texts else 1
+            self._refusal_texts.add(text)
+            if self._refusals[rule] > GOAL_REFUSALS_PER_RULE:
+                raise _RefusalLoop(f"the goal the model stated was refused {self._refusals[rule]} times by one rule "
+                                   f"({rule}) and re-reading did not fix it; last: {text}")
 
     def _confirm(self, facts: list[Condition]) -> bool:
         """confirm_goal: the person accepts, corrects or refuses the goal. True when it was corrected."""
         shown = tuple(str(f) for f in facts)
         words = tuple(describe_fact(f, self.beliefs.world) for f in facts)
-        request = Ask(AskKind.GOAL, "\n".join(words), self.tree.instruction, self.tree.goal_id, shown, words,
-                      check=self._correction_problems)
+        readings = [f"reading: {render_reading(r)}" for r in self.tree.readings]
+        request = Ask(AskKind.GOAL, "\n".join([*words, *readings]), self.tree.instruction, self.tree.goal_id,
+                      shown, words, check=self._correction_problems)
         reply = self._ask_person(request)
         if reply.kind is ReplyKind.ACCEPT:
             return False
@@ -436,17 +533,33 @@ class StepPlanner:
         return checked.problems or ([] if checked.facts else ["the goal states no fact"])
 
     # ---- prompts -----------------------------------------------------------------------------
-    def _extra_sections(self, rnd: _Round, goal_wanted: bool, question: bool = False) -> str:
+    def _extra_sections(self, rnd: _Round, goal_wanted: bool, question: bool = False,
+                        restate: list[str] | None = None) -> str:
         node = self.tree.node(rnd.node_id)
         parts: list[str] = []
-        if goal_wanted:
+        if goal_wanted and restate:
+            inside = sorted(o for o, obj in self.beliefs.world.objects.items()
+                            if obj.location in self.beliefs.seen_inside - self._looked_when_stated)
+            parts.append(f"## Goal\nThe goal names {', '.join(restate)}, which nothing in view is called, now that "
+                         f"looking inside has shown what is there ({', '.join(inside) or 'nothing new'}). State the "
+                         "whole goal again in `goal`, with the names you see now, then go on with `next`.")
+        elif goal_wanted:
             parts.append("## Goal\nAlso state, in `goal`, the facts that will hold once the whole task is carried "
-                         "out. The robot checks them in the world to decide that the task is done.")
+                         "out. The robot checks them in the world to decide that the task is done. If what the task "
+                         "is about is hidden in a closed drawer and cannot be named yet (\"the thing in the drawer\"),"
+                         " leave `goal` empty and open the drawer first (nothing else may come first): you are asked "
+                         "again once it is open. Words such as thing, item or stuff are never names.")
         if question:
-            parts.append("## Ambiguity\nIf the task can be read in ways that lead to different goals (which "
-                         "object or place is meant, whether something counts), do not guess: ask the person one "
-                         "short question in `question` and leave the other fields empty. Otherwise `question` is "
-                         "null.")
+            parts.append("## Ambiguity\nAsk the person only what the words, their answers and the observation do "
+                         "not decide: which of several things is meant when nothing in the words singles one out "
+                         "(\"the block\" with four blocks in view and no colour, place or other description). A "
+                         "reading the words already decide is not a question: \"on the table\" excludes one on the "
+                         "tray; \"the one in the red tray\" is the one there; \"all the blocks\" is every block; "
+                         "\"hand me the X\" is to pick X up and hold it; a person's \"on the tray\" is the "
+                         "observation's \"in tray\". When you do ask, put one short question in `question` that "
+                         "names the candidates so the person can tell them apart, set `next` to null and `done` to "
+                         "false (and `goal` to [] if asked for); the person's answer comes back in the next prompt "
+                         "and is final. Otherwise `question` is null.")
         if node.depth + 1 >= self.config.depth_limit():
             parts.append("## Depth limit\nThis subgoal is at the deepest level allowed: its children must each "
                          "be a single primitive call.")
@@ -603,14 +716,16 @@ class StepPlanner:
             return spec
         if not self.profile.replan and rnd.asked:
             return _DoneClaim("the plan is carried out")
-        goal_wanted = self.profile.conditions and rnd.node_id == tree.root and not node.conditions
+        at_root = self.profile.conditions and rnd.node_id == tree.root
+        restate = self._provisional_names() if at_root and node.conditions else []
+        goal_wanted = at_root and (not node.conditions or bool(restate))
         question = self._may_ask(rnd)
         schema = decomposition_schema(grounded=self.profile.conditions, goal=goal_wanted,
                                       plan_ahead=self.has("plan_ahead"),
                                       control=self.has("control_flow") and not node.children, question=question)
         messages = self.prompts.decomposition(tree, rnd.node_id, self.beliefs, rnd.feedback, schema=schema,
                                               style=self.profile.answer_style,
-                                              extra=self._extra_sections(rnd, goal_wanted, question),
+                                              extra=self._extra_sections(rnd, goal_wanted, question, restate),
                                               collapse=self.has("summaries"),
                                               unfinished=self._half_done(rnd.node_id) if node.conditions else "")
         try:
@@ -623,17 +738,14 @@ class StepPlanner:
             return self._clarify(asked)
         if goal_wanted:
             stated = list(data.get("goal") or [])
-            checked = check_goal(stated, self.instruction_text, self.beliefs, self.library)
-            if not checked.ok:
-                self.goal_rejections.append({"goal": [str(g) for g in stated], "problems": list(checked.problems)})
-                return "the goal you stated was not accepted: " + ("; ".join(checked.problems) or "it is empty")
-            self._set_conditions(tree.root, checked.facts, "model")
-            self.budget.scale(len(checked.facts))
-            if self.confirm_goal and self._confirm(checked.facts):
-                rnd.pending = []  # the answer's children were planned for the goal the person corrected
-                return _RECHECK
-            if self._judge(tree.root):
-                return _RECHECK
+            if not stated and not node.conditions and self._goal_may_wait():
+                self._waiting_goal = True  # nothing but opening until the goal is stated
+            else:
+                taken = self._take_goal(stated, restate)
+                if taken is _RECHECK:
+                    rnd.pending = []  # the answer's children were planned for another goal
+                if taken is not None:
+                    return taken
         if "control" in data and not node.children:
             tree.set_control(rnd.node_id, Control(data["control"]))
             rnd.flow = control_flow(Control(data["control"]))
@@ -642,10 +754,87 @@ class StepPlanner:
         if not data.get("next"):
             return "your answer gave no next child and did not say done"
         specs = [self._spec(c) for c in [data["next"], *(data.get("then") or [])]]
+        if self._waiting_goal and not tree.node(tree.root).conditions and not self._is_search(specs[0]):
+            return ("state the task's goal in `goal` before doing anything else: until it can be stated, only "
+                    "opening a closed drawer to look inside may come first")
         specs[0].prepared = self._answer_was_prepared
         if self.has("plan_ahead"):
             rnd.pending = specs
         return specs[0]
+
+    def _take_goal(self, stated: list[str], restate: list[str]) -> object:
+        """Check and set the goal the model stated (or restated). None when it was set and planning goes on
+        with this answer; ``_RECHECK`` to ask again; a string is the refusal sent back to the model."""
+        tree = self.tree
+        revealed = self.beliefs.seen_inside - self._looked_when_stated if restate else set()
+        checked = check_goal(stated, self.instruction_text, self.beliefs, self.library,
+                             answered=bool(tree.clarifications),
+                             renaming={o for o, obj in self.beliefs.world.objects.items() if obj.location in revealed})
+        renamed = self._renamed(checked, restate) if restate else {}
+        if not checked.ok:
+            self.goal_rejections.append({"goal": [str(g) for g in stated], "problems": list(checked.problems),
+                                         "rules": list(checked.rules)})
+            guessed = [r for r in checked.references if r.guessed]
+            if checked.person_only and guessed:
+                return self._ask_which(guessed[0])
+            self._count_refusal(checked.rules, checked.problems)
+            return "the goal you stated was not accepted: " + ("; ".join(checked.problems) or "it is empty")
+        self._set_conditions(tree.root, checked.facts, "model")
+        looked = sorted(self.beliefs.seen_inside & {n for n, p in self.beliefs.world.places.items() if p.openable})
+        readings = self._readings(checked.references) + [
+            {"said": old, "resolved": new, "candidates": [], "from": "named provisionally, renamed once "
+             f"{', '.join(looked) or 'the search'} showed what is there"} for old, new in renamed.items()]
+        tree.set_readings(readings)
+        self.budget.scale(len(checked.facts))
+        unsure = [old for old, new in renamed.items() if not any(set(old.split("_")) & set(n.split("_")) for n in new)]
+        if (self.confirm_goal or unsure) and self._confirm(checked.facts):
+            return _RECHECK
+        if self._judge(tree.root):
+            return _RECHECK
+        return None
+
+    def _renamed(self, checked: CheckedConditions, provisional: list[str]) -> dict[str, list[str]]:
+        """How a restated goal re-binds each provisional name (refusing one that keeps it): old -> new names."""
+        facts = checked.facts
+        names = {o for f in facts for o in f.objects}
+        before = {o for f in self._facts(self.tree.root) for o in f.objects}
+        out = {}
+        for old in provisional:
+            if old in names:
+                inside = ", ".join(sorted(o for o, obj in self.beliefs.world.objects.items()
+                                          if obj.location in self.beliefs.seen_inside)) or "nothing new"
+                checked.refuse(RULE_PROVISIONAL, f"{old} is still a name nothing seen carries, now that the "
+                               f"search has shown what is there ({inside}): state the goal with a name you see")
+                continue
+            out[old] = sorted(names - before) or sorted(names)
+        return out
+
+    def _provisional_names(self) -> list[str]:
+        """Objects the goal names that nothing seen carries, once looking inside has shown what is there
+        (a place looked into since the goal was stated holds something with a word of the name, or nowhere
+        is left to look): then the goal must be restated with the names seen, before anything is judged."""
+        unknown = sorted({o for f in self._facts(self.tree.root) for o in f.objects if not self.beliefs.knows(o)})
+        revealed = self.beliefs.seen_inside - self._looked_when_stated
+        if not unknown or not revealed:
+            return []
+        world = self.beliefs.world
+        hidden_left = any(p.openable and n not in self.beliefs.seen_inside for n, p in world.places.items())
+        inside = {o for o, obj in world.objects.items() if obj.location in revealed}
+        if hidden_left and not any(set(u.split("_")) & set(o.split("_")) for u in unknown for o in inside):
+            return []  # it may still be in a drawer not looked into
+        return unknown
+
+    def _goal_may_wait(self) -> bool:
+        """The goal may be stated after a look inside: a closed drawer is still unseen and nothing was moved."""
+        world = self.beliefs.world
+        return not self._moved and any(p.openable and not p.is_open and n not in self.beliefs.seen_inside
+                                       for n, p in world.places.items())
+
+    def _is_search(self, spec: ChildSpec) -> bool:
+        """A child that only looks: one call of a primitive whose effect is opening something."""
+        call = spec.call_text or (spec.text if _CALL_SHAPE.match(spec.text) else "")
+        prim = self.library.get(call.split("(")[0].strip()) if call else None
+        return prim is not None and any(e.predicate == "open" for e in prim.effects)
 
     @staticmethod
     def _spec(raw: dict) -> ChildSpec:
@@ -672,7 +861,10 @@ class StepPlanner:
         if checked.problems:
             return [], "; ".join(checked.problems), False
         parent_facts = self._facts(rnd.node_id)
-        if parent_facts and set(parent_facts) <= set(checked.facts):
+        if parent_facts and set(parent_facts) <= set(checked.facts) and not (
+                named_entities(text, self.beliefs.world) - named_entities(node.text, self.beliefs.world)):
+            # a child with its parent's facts is a step only when its words say which thing (the parent's
+            # "the blue block" -> blue_block_4); otherwise it restates the parent
             return [], f"'{text}' restates its parent (the same facts); propose a smaller step", False
         needed = relevant_entities(parent_facts, node.text, self.beliefs)
         named = {a for f in checked.facts for a in f.args}

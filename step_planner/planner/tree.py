@@ -11,6 +11,7 @@ Snapshot schema (``SubgoalTree.snapshot()``, schema id ``step_planner/tree/v2``)
      "dialogue": [{"kind": "goal_confirmation|question", "text": str, "facts": [str], "words": [str],
                    "reply": {"kind": "accept|correct|refuse|answer|no_answer|canceled", "text": str,
                              "facts": [str]}}],
+     "readings": [{"said": str, "resolved": [str], "candidates": [str], "from": str}],
      "nodes": [{"id": int, "parent": int | null, "children": [int], "depth": int,
                 "text": str, "status": "pending|expanding|executing|succeeded|failed|abandoned",
                 "control": "sequence|fallback|parallel",
@@ -28,7 +29,9 @@ Snapshot schema (``SubgoalTree.snapshot()``, schema id ``step_planner/tree/v2``)
 
 ``waiting_for`` is what the goal waits for from the person now (its interpreted goal to be confirmed, or
 the model's question to be answered); ``dialogue`` is every such exchange so far, with the person's reply
-(answers to questions are part of every later prompt). ``conditions_from`` is ``person`` for a goal the
+(answers to questions are part of every later prompt). ``readings`` are the references of the instruction
+that several things fit and the goal resolved ("the blue block" -> blue_block_4), with where that came from:
+the person's answer, or the model's reading of words that describe it. ``conditions_from`` is ``person`` for a goal the
 person corrected. ``conditions`` are the node's ``success_when`` (the instruction's goal on the root) with their
 truth when last judged; ``met_after_step`` is the number of primitives executed when a condition
 was first seen to hold (0: before any). ``prepared`` marks a node whose proposal was prepared
@@ -133,6 +136,7 @@ class SubgoalTree:
         self.nodes: dict[int, SubgoalNode] = {}
         self.waiting_for: dict[str, Any] | None = None  # what the goal waits for from the person now
         self.dialogue: list[dict[str, Any]] = []  # every request to the person, with the reply
+        self.readings: list[dict[str, Any]] = []  # references the goal resolved, with where from
         self._listeners: list[TreeListener] = []
         self.root = self.add_node(instruction, parent=None).id
 
@@ -236,6 +240,12 @@ class SubgoalTree:
         self.dialogue.append({**request, "reply": reply})
         self._emit("dialogue", self.root)
 
+    def set_readings(self, readings: list[dict[str, Any]]) -> None:
+        """How the goal reads the instruction's references several things fit (see the module doc)."""
+        if readings != self.readings:
+            self.readings = [dict(r) for r in readings]
+            self._emit("readings", self.root)
+
     @property
     def clarifications(self) -> list[tuple[str, str]]:
         """(question, answer) for every question the person answered, in order."""
@@ -262,6 +272,7 @@ class SubgoalTree:
             "active": self.active,
             "waiting_for": dict(self.waiting_for) if self.waiting_for else None,
             "dialogue": [dict(d) for d in self.dialogue],
+            "readings": [dict(r) for r in self.readings],
             "nodes": [n.to_dict() for n in self.nodes.values()],
         }
 
@@ -301,7 +312,13 @@ def render_snapshot(snapshot: dict[str, Any]) -> str:
 
     if snapshot.get("nodes"):
         walk(snapshot.get("root", 0))
+    lines += [f"    reading: {render_reading(r)}" for r in snapshot.get("readings") or []]
     return "\n".join(lines)
+
+
+def render_reading(reading: dict[str, Any]) -> str:
+    """``'the blue block' -> blue_block_4, from your answer 'the one on the red tray'``."""
+    return f"'{reading.get('said', '?')}' -> {', '.join(reading.get('resolved') or [])}, {reading.get('from', '')}"
 
 
 def upgrade(snapshot: dict[str, Any]) -> dict[str, Any]:

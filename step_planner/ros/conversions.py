@@ -14,7 +14,7 @@ from builtin_interfaces.msg import Time
 
 from step_planner.msg_fields import NO_ID, call_text, condition_fields, fact_words, node_fields, tree_fields
 from step_planner.planner.result import GoalError, GoalResult
-from step_planner.planner.tree import SCHEMA_ID, render_condition, upgrade
+from step_planner.planner.tree import SCHEMA_ID, render_condition, render_reading, upgrade
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import Condition, SubgoalNode, SubgoalTree
 
@@ -98,6 +98,7 @@ def feedback_msg(snapshot: dict[str, Any], *, last_primitive: str, last_outcome:
     else:
         fb.goal_words = [fact_words(t) for t in fb.goal]
     fb.goal_from = str(root.get("conditions_from") or "")
+    fb.readings = [render_reading(r) for r in snapshot.get("readings") or []]
     fb.waiting_for = str(waiting.get("kind", ""))
     fb.question = str(waiting.get("text", "")) if waiting.get("kind") == "question" else ""
     return fb

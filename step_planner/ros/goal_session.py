@@ -20,6 +20,7 @@ from typing import Any
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.safety import SafetyEnvelope
 from step_planner.domain.world import WorldState
+from step_planner.episodes.recorder import world_at_start
 from step_planner.execution.base import Executor, Outcome
 from step_planner.execution.errors import BackendUnavailable
 from step_planner.planner.memory import EpisodicMemory
@@ -158,9 +159,13 @@ class GoalSession:
         for attach in self._attachments:
             if (detach := attach(backend_executor)) is not None:
                 self._stack.callback(detach)
+        # a robot backend's goal has no world given (None): its episode starts from the world it perceives,
+        # and the scene its world model came from (the node's scene parameter), so it can be replayed
+        world, source = world_at_start(self.executor, request.world, perceives=False) \
+            if values["episodes.record"] else (request.world, "given")
         self.recording = GoalRecording(values, self._warn, goal_id=request.goal_id, instruction=request.instruction,
                                        scene=request.scene or values["scene"], backend=self.backend,
-                                       config=self.config.to_dict(), world=request.world)
+                                       config=self.config.to_dict(), world=world, world_source=source)
         self.recording.attach(self.llm)
         if (detach := self.recording.attach_executor(backend_executor)) is not None:
             self._stack.callback(detach)

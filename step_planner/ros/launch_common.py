@@ -117,6 +117,9 @@ def arguments(backend: str = "symbolic", confirm_goal: str = "false") -> list:
                               description="OpenAI-compatible endpoint; empty = api.openai.com"),
         DeclareLaunchArgument("realtime_factor", default_value="1.0",
                               description="backend sim: the MuJoCo robot's pace (1.0 = real time)"),
+        DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"],
+                              description="Start RViz with config/step_planner.rviz (the robot, /tf and the node's "
+                                          "~/markers); where rviz2 is not installed, one line says so"),
         DeclareLaunchArgument("offline", default_value="false", choices=["true", "false"],
                               description="Serve the answers shipped in config/replay (recorded from a scripted "
                                           "expert, NOT an LLM) from inside the node: try it with no model"),
@@ -142,16 +145,36 @@ def mujoco_robot(context) -> list:
     except ImportError as exc:
         raise MissingDependency(f"backend:=sim needs the Python package {exc.name}, not installed: "
                                 "pip install -r requirements-robot.txt (README: Install on a robot machine)") from None
+    with_rsp = installed("robot_state_publisher")
+    # the robot puts its objects on /tf, and its links too when no robot_state_publisher does
     robot = Node(package=PACKAGE, executable="mujoco_robot", name="mujoco_robot", output="screen", emulate_tty=True,
                  parameters=[{"scene": LaunchConfiguration("scene"),
                               "realtime_factor": ParameterValue(LaunchConfiguration("realtime_factor"),
-                                                                value_type=float)}])
-    if not installed("robot_state_publisher"):
+                                                                value_type=float),
+                              "tf": True, "tf_links": not with_rsp}])
+    if not with_rsp:
         from launch.logging import get_logger
 
         get_logger("step_planner.launch").warning(
-            "backend:=sim without robot_state_publisher: the MuJoCo robot and the node run, but nothing publishes "
-            f"/tf for RViz; sudo apt install {apt_package('robot_state_publisher')}")
+            "backend:=sim without robot_state_publisher: the MuJoCo robot publishes its link frames on /tf itself; "
+            f"sudo apt install {apt_package('robot_state_publisher')} for the usual setup")
         return [robot]
     return [robot, Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
                         parameters=[{"robot_description": robot_description()}])]
+
+
+def rviz(context, fixed_frame: str = "") -> list:
+    """rviz:=true: rviz2 with the package's config/step_planner.rviz (RobotModel, TF, the node's ~/markers), its
+    fixed frame ``fixed_frame`` when given (the config's is panda_link0). Without rviz2 nothing more starts and one
+    warning line says how to install it: the robot and the node do not need it."""
+    if LaunchConfiguration("rviz").perform(context) != "true":
+        return []
+    if not installed("rviz2"):
+        from launch.logging import get_logger
+
+        get_logger("step_planner.launch").warning(
+            f"rviz:=true but rviz2 is not installed, so RViz is not started: sudo apt install {apt_package('rviz2')}")
+        return []
+    frame = ["-f", fixed_frame] if fixed_frame else []
+    return [Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                 arguments=["-d", package_file("config", "step_planner.rviz"), *frame])]

@@ -33,6 +33,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
 from tf2_msgs.msg import TFMessage
 
+from step_planner.domain.pose_tree import ModelPose
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
 from step_planner.execution.controllers import messages as m
@@ -41,7 +42,7 @@ from step_planner.execution.sim.controller_emulation import GoalEnd, GripperPara
 from step_planner.execution.sim.franka_gripper_emulation import FrankaGripperParams
 from step_planner.execution.sim.robot import SimRobot
 from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
-from step_planner.execution.sim.telemetry import Sampler
+from step_planner.execution.sim.telemetry import BASE_FRAME, Sampler, link_transforms
 from step_planner.resources import config_dir
 from step_planner.ros.request_once import RequestOnce
 from step_planner_interfaces.srv import InjectFault, LoadScene
@@ -68,6 +69,11 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "perception.hide_in_closed_drawers": (False, "Simulated perception: objects inside a closed drawer are not "
                                                  "reported (a camera cannot see them)."),
     "perception.seed": (0, "Simulated perception: the noise's random seed."),
+    "tf": (True, "Publish the true model poses on /tf at pose_rate_hz for RViz: the world frame (world_name) at the "
+                 "robot base frame (panda_link0; the simulator's world is the base frame), objects and cabinets in it, "
+                 "drawers in their cabinet."),
+    "tf_links": (False, "Also publish the robot's link frames on /tf from the physics, at joint_state_rate_hz (for "
+                        "when no robot_state_publisher runs; the launch file sets it then)."),
     "truth_topic": ("", "Also publish the exact model poses here (TFMessage), and on <truth_topic>/held what the "
                         "fingers truly hold (String), e.g. for a benchmark that judges the true world while the "
                         "client perceives a noisy one; empty: not published."),
@@ -126,6 +132,8 @@ class MujocoRobotNode(Node):
         /joint_states (sensor_msgs/JointState), /clock (rosgraph_msgs/Clock),
         the boundary's object_poses topic (tf2_msgs/TFMessage): objects and cabinets as models in the world,
         drawers as links of their cabinet, as gz-sim's PosePublisher through ros_gz_bridge
+        /tf (tf2_msgs/TFMessage; parameters tf, tf_links): the true model poses under the world frame, the world
+        frame at panda_link0, and with tf_links the robot's links from the physics, for RViz
     Services:
         ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home (a repeated request_id
             is answered from the first load)
@@ -157,6 +165,7 @@ class MujocoRobotNode(Node):
         self._pose_pub = self.create_publisher(TFMessage, self.boundary.object_poses, 10) \
             if self.boundary.object_poses else None
         self._truth_pub = self.create_publisher(TFMessage, p["truth_topic"], 10) if p["truth_topic"] else None
+        self._tf_pub = self.create_publisher(TFMessage, "/tf", 100) if p["tf"] or p["tf_links"] else None
         self._truth_held_pub = self.create_publisher(String, truth_held_topic(p["truth_topic"]), 10) \
             if p["truth_topic"] else None
         self.perception = SimulatedPerception(PerceptionNoise(
@@ -187,6 +196,10 @@ class MujocoRobotNode(Node):
                              Sampler(1.0 / p["clock_rate_hz"], self._publish_clock)]
         if self._pose_pub is not None:
             self.robot.hooks.append(Sampler(1.0 / p["pose_rate_hz"], self._publish_poses))
+        if p["tf"]:
+            self.robot.hooks.append(Sampler(1.0 / p["pose_rate_hz"], self._publish_model_frames))
+        if p["tf_links"]:
+            self.robot.hooks.append(Sampler(1.0 / p["joint_state_rate_hz"], self._publish_link_frames))
         self.robot.start()
         gripper = f"franka_gripper at {self.boundary.gripper.node}/{{grasp,move,homing,gripper_action}} (the " \
             "model keeps the Panda's geometry under the FR3's names)" if franka else self.boundary.gripper.action
@@ -208,6 +221,20 @@ class MujocoRobotNode(Node):
 
     def _publish_clock(self) -> None:
         self._clock_pub.publish(Clock(clock=m.stamp(self.robot.time)))
+
+    def _publish_model_frames(self) -> None:
+        """/tf: the models under the world frame, the world frame at the robot base (RViz's fixed frame)."""
+        assert self._tf_pub is not None
+        at = self.robot.time
+        frames = [ModelPose(BASE_FRAME, self.robot.world_name, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
+                  *self.robot.model_poses()]
+        self._tf_pub.publish(m.transforms_msg(frames, at))
+
+    def _publish_link_frames(self) -> None:
+        assert self._tf_pub is not None
+        at = self.robot.time
+        frames = [ModelPose(parent, child, t, q) for parent, child, t, q in link_transforms(self.robot)]
+        self._tf_pub.publish(m.transforms_msg(frames, at))
 
     def _publish_poses(self) -> None:
         assert self._pose_pub is not None

@@ -36,6 +36,7 @@ from step_planner.ros.approval import ApprovalGate
 from step_planner.ros.conversions import error_result, result_msg, tree_to_msg
 from step_planner.ros.goal_policy import GoalArbiter, Ticket
 from step_planner.ros.goal_session import EpisodicMemories, GoalRequest, GoalSession, SessionError
+from step_planner.ros.markers import MarkerPublisher
 from step_planner.ros.perception import ObjectReport, PerceivedExecutor, PerceptionBuffer, TrackedFrames
 from step_planner.ros.progress import GoalProgress
 from step_planner.ros.qos import feedback_stream, latched, perception
@@ -63,6 +64,7 @@ class StepPlannerNode(Node):
         episodes.* (record, folder, max_episodes, max_megabytes, max_age_days): one episode per goal
         episodic.store (str): episodic memory store, when planner.features has episodic_memory
         sim.joint_state_rate_hz, sim.object_pose_rate_hz (float, read-only): backend sim publishers
+        markers.frame (str, read-only): the robot base frame of ~/markers
         llm.offline (bool): serve the shipped answers (a scripted expert, NOT an LLM) from a loopback server
         llm.* (model, base_url, api_key_env [read-only], timeout_s, max_retries, temperature, max_tokens,
         structured) and planner.* (budgets, features): read at the start of each goal
@@ -72,14 +74,18 @@ class StepPlannerNode(Node):
 
     Publishers:
         ~/tree (step_planner_interfaces/SubgoalTree, latched): on every change and every heartbeat
-        ~/tree_json (std_msgs/String, latched): the same snapshot as JSON (schema step_planner/tree/v1)
+        ~/tree_json (std_msgs/String, latched): the same snapshot as JSON (schema step_planner/tree/v2, with the
+            person dialogue and the goal's readings of the instruction)
         ~/pending_step (std_msgs/String, latched): the primitive waiting for approval ("" when none)
         ~/pending_goal (std_msgs/String, latched): confirm_goal: the interpreted goal waiting for a person, one
             fact a line with its words ("" when none)
         ~/pending_question (std_msgs/String, latched): the model's question waiting for an answer ("" when none)
+        ~/markers (visualization_msgs/MarkerArray, latched): the world model, the goal's facts and the plan for
+            RViz (step_planner.ros.markers), on every world or tree change
         (a goal waits for a person only while someone subscribes to the topic that shows what it waits for)
         backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
-        /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock
+        /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock, /tf (the
+        robot's links and the objects)
 
     Subscribers:
         ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives (a report
@@ -125,6 +131,9 @@ class StepPlannerNode(Node):
                                      on_pending=lambda text: self._pending_pub.publish(String(data=text)))
         self._pending_goal_pub = self.create_publisher(String, "~/pending_goal", latched())
         self._pending_question_pub = self.create_publisher(String, "~/pending_question", latched())
+        self.markers = MarkerPublisher(self, values["markers.frame"])
+        if self.backend not in ROBOT_BACKENDS:  # the scene goals start from, shown before the first goal
+            self._show_scene(values["scene"])
         self.person = Desk(lambda: float(self.get_parameter("person_timeout_s").value), on_pending=self._on_person,
                            unheard=self._unheard)
         self._action = ActionServer(
@@ -261,7 +270,13 @@ class StepPlannerNode(Node):
         result = None
         try:
             progress = GoalProgress(self._publish_tree, goal_handle.publish_feedback, llm_calls=session.llm_calls)
-            result = session.run([progress], progress.on_step)
+            self._show_world(world, session.executor)
+
+            def on_step(call, outcome, world_after) -> None:
+                progress.on_step(call, outcome, world_after)
+                self.markers.observe(world_after)
+
+            result = session.run([progress, self.markers], on_step)
             return result
         finally:
             session.close(result)
@@ -307,6 +322,23 @@ class StepPlannerNode(Node):
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
 
+    # ---- RViz ---------------------------------------------------------------------------------
+    def _show_scene(self, scene: str) -> None:
+        path = resolve_scene(scene)
+        try:
+            if path is not None:
+                self.markers.reset(load_scene(path))
+        except SceneError as exc:
+            self.get_logger().warning(f"~/markers: scene {scene!r} not shown: {exc}")
+
+    def _show_world(self, world: WorldState | None, executor: Any) -> None:
+        """The goal's start on ~/markers: its scene, else what the backend observes (never the perception
+        buffer: reading it would take reports from the planner)."""
+        try:
+            self.markers.reset(world if world is not None else getattr(executor, "inner", executor).observe())
+        except Exception as exc:  # a viewer's problem must not stop the goal
+            self.get_logger().warning(f"~/markers: the goal's world not shown: {exc}")
+
     # ---- shutdown ------------------------------------------------------------------------------
     def stop_goals(self, reason: str, timeout_s: float) -> bool:
         """Refuse new goals and cancel the running and waiting ones with ``reason`` (their clients get a
@@ -328,6 +360,7 @@ class StepPlannerNode(Node):
 
     def destroy_node(self) -> None:
         """Close the robot connection (its own DDS participant and spin thread) before the node goes."""
+        self.markers.close()
         executor, self._persistent_executor = self._persistent_executor, None
         if executor is not None and callable(close := getattr(executor, "close", None)):
             close()

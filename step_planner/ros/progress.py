@@ -45,7 +45,7 @@ class GoalProgress:
                               leaves_done=self.leaves_done, elapsed_s=time.monotonic() - self._started,
                               llm_calls=self._llm_calls())
             shown = (fb.active_node_id, fb.active_node_status, fb.leaves_done, fb.last_outcome, fb.conditions_met,
-                     tuple(fb.goal), fb.goal_from, fb.waiting_for, fb.question)
+                     tuple(fb.goal), fb.goal_from, tuple(fb.readings), fb.waiting_for, fb.question)
             if shown == self._last_shown:
                 return
             self._last_shown = shown

@@ -30,7 +30,8 @@ from step_planner_interfaces.msg import SubgoalTree
 def timeline(episode: Episode) -> list[tuple[int, str, Any]]:
     """(stamp_ns, kind, payload) of every tree snapshot and joint state, in recorded order."""
     events = [(stamp, "tree", tree) for stamp, tree in zip(episode.tree_stamps_ns, episode.trees, strict=True)]
-    events += [(j.stamp_ns, "joints", j) for j in episode.joint_states]
+    # arrival times: a robot's own header stamps run on its clock (sim time), not the tree's wall clock
+    events += [(j.received_ns or j.stamp_ns, "joints", j) for j in episode.joint_states]
     return sorted(events, key=lambda e: e[0])
 
 
@@ -50,8 +51,8 @@ def publish_episode(episode: Episode, *, rate: float = 1.0, prefix: str = "/step
             description.publish(String(data=episode.robot_description))
         events = timeline(episode)
         if not episode.joint_states:
-            out.write("this episode has no joint states (recorded before typed episodes, or not on the sim "
-                      "backend): playing back its tree only\n")
+            out.write("this episode has no joint states (recorded before typed episodes, or on the "
+                      "symbolic backend): playing back its tree only\n")
         time.sleep(delay_s)  # discovery: let subscribers that are already waiting connect
         if (others := node.count_publishers("/joint_states") - 1) > 0:
             # a robot (joint_state_broadcaster: the arm, Gazebo's gz_ros2_control, the MuJoCo robot) already says

@@ -15,9 +15,11 @@ instead of waiting forever.
 from __future__ import annotations
 
 import argparse
+import json
 import select
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -30,6 +32,7 @@ from std_msgs.msg import String
 from step_planner.console import GOAL_PROMPT, parse_goal_reply
 from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adopt_if_listed, new_goal_id
 from step_planner.planner.person import ReplyKind
+from step_planner.planner.tree import render_reading
 from step_planner.ros.conversions import ERROR_NAMES, msg_to_tree, render_tree
 from step_planner.ros.qos import feedback_stream, latched
 from step_planner_interfaces.action import ExecuteTask
@@ -149,6 +152,34 @@ class PersonAtTerminal:
             self._prompt()
 
 
+class GoalReadings:
+    """How the goal reads the instruction's references (``readings`` of the node's ~/tree_json), printed as
+    they appear ("reading: 'the blue block' -> blue_block_4, from your answer '...'") and with the result."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.goal_id = ""
+        self.readings: list[dict[str, Any]] = []
+        self._shown = 0
+
+    def on_tree_json(self, msg: String) -> None:
+        try:
+            snapshot = json.loads(msg.data)
+        except ValueError:
+            return
+        if not self.goal_id or snapshot.get("goal_id") != self.goal_id:
+            return  # a latched snapshot of an earlier goal
+        self.readings = list(snapshot.get("readings") or [])
+        for reading in self.readings[self._shown:]:
+            self.out.write(f"   reading: {render_reading(reading)}\n")
+        self._shown = max(self._shown, len(self.readings))
+        self.out.flush()
+
+    def show_all(self) -> None:
+        for reading in self.readings:
+            self.out.write(f"reading: {render_reading(reading)}\n")
+
+
 def _spin_until(node, future, timeout: float | None = None,
                 every: tuple[float, Callable[[], Any]] | None = None) -> bool:
     """Spin until ``future`` is done (False after ``timeout``); ``every`` (period, call): call it that often."""
@@ -218,10 +249,13 @@ def main_send(argv: list[str] | None = None) -> int:
                           f"LLM calls: {f.llm_calls}   {f.elapsed_s:.1f} s{goal}\n")
 
         node.create_subscription(SubgoalTree, f"{args.node}/tree", show_tree, latched())
+        readings = GoalReadings(out)
+        node.create_subscription(String, f"{args.node}/tree_json", readings.on_tree_json, latched())
         person = PersonAtTerminal(node, args.node, out, read=not args.no_input and sys.stdin.isatty())
         goal = ExecuteTask.Goal(instruction=args.instruction, scene=args.scene, dry_run=args.dry_run,
                                 success_when=list(args.goal))
         goal_id, watch = new_goal_id(), StatusWatch(node, f"{args.node}/execute_task")
+        readings.goal_id = uuid.UUID(bytes=bytes(goal_id.uuid)).hex[:8]
         send_future = client.send_goal_async(goal, feedback_callback=show_feedback, goal_uuid=goal_id)
         if not _spin_until(node, send_future, timeout=args.wait,  # an answer lost on the way: found in the status
                            every=(ACCEPT_PROBE_S, lambda: adopt_if_listed(client, send_future, goal_id, watch))):
@@ -258,6 +292,7 @@ def main_send(argv: list[str] | None = None) -> int:
         else:
             out.write(f"outcome: FAILED ({ERROR_NAMES.get(result.error_code, result.error_code)}): "
                       f"{result.error_msg}\n")
+        readings.show_all()
         if result.conditions:
             out.write(f"goal conditions ({'checked in the world' if result.verified else 'not checked'}):\n")
             for cond in result.conditions:

@@ -10,11 +10,15 @@ hook, so the rate is one of *simulated* time whatever the wall-clock speed of th
                            objects, ``sim.object_pose_rate_hz``; NOT ~/object_poses, which is the node's
                            perception *input*
     /clock                 rosgraph_msgs/Clock: the time the stamps above are in (``use_sim_time`` viewers)
+    /tf                    tf2_msgs/TFMessage: every joint of the URDF from the bodies' poses (parent link to
+                           child link, at the joint rate), and each object's frame under ``panda_link0``
+                           (frame = the object's name, at the object rate)
 
 Stamps come from :class:`SimClock`: simulated time while a simulator runs, wall-clock time passing between
 goals, never going back. Between goals the last joint state is repeated at the heartbeat (with a new
-stamp), so RViz keeps showing the arm. With robot_state_publisher fed by /robot_description and
-/joint_states, RViz and Foxglove show the arm live (tf2 is not available here to publish /tf ourselves).
+stamp), so RViz keeps showing the arm. The link frames come from the physics itself, so RViz shows the arm
+without robot_state_publisher (which would publish the same frames from /robot_description and /joint_states;
+the launch file's backend:=sim runs the MuJoCo robot in a process of its own instead, see mujoco_robot).
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from collections.abc import Callable
 from typing import Any
 
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, Transform, TransformStamped
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
+from tf2_msgs.msg import TFMessage
 
+from step_planner.execution.sim import telemetry
 from step_planner.execution.sim.telemetry import BASE_FRAME, JointSample, Sampler, joint_sample, object_samples
 from step_planner.ros.qos import latched
 from step_planner_interfaces.msg import ObjectPose, ObjectPoses
@@ -78,6 +84,21 @@ def joint_state_msg(sample: JointSample, seconds: float) -> JointState:
                       position=list(sample.position), velocity=list(sample.velocity), effort=list(sample.effort))
 
 
+Frame = tuple[str, str, tuple[float, ...], tuple[float, ...]]  # parent, child, translation, rotation x y z w
+
+
+def tf_msg(frames: list[Frame], seconds: float) -> TFMessage:
+    when = stamp(seconds)
+    out = []
+    for parent, child, t, q in frames:
+        tf = TransformStamped(header=Header(stamp=when, frame_id=parent), child_frame_id=child, transform=Transform())
+        v, r = tf.transform.translation, tf.transform.rotation
+        v.x, v.y, v.z = (float(a) for a in t)
+        r.x, r.y, r.z, r.w = (float(a) for a in q)
+        out.append(tf)
+    return TFMessage(transforms=out)
+
+
 class SimBridge:
     """Publishers of the simulated robot; attach it to each goal's SimExecutor (see the module docstring)."""
 
@@ -90,6 +111,9 @@ class SimBridge:
         self._objects = node.create_publisher(ObjectPoses, "~/sim/object_poses", 10)
         self._clock = node.create_publisher(Clock, "/clock", 10)
         self._description = node.create_publisher(String, "/robot_description", latched())
+        self._tf = node.create_publisher(TFMessage, "/tf", 100)
+        self._frames: list[Frame] = []  # the last links and objects, repeated between goals
+        self._objects_tf: list[Frame] = []
         self._description.publish(String(data=description))
         self._last: JointSample | None = None
         self._attached = False
@@ -122,6 +146,7 @@ class SimBridge:
         seconds = self.clock.now()
         self._clock.publish(Clock(clock=stamp(seconds)))
         self._joints.publish(joint_state_msg(self._last, seconds))
+        self._tf.publish(tf_msg(self._frames + self._objects_tf, seconds))
 
     def _publish_joints(self, executor: Any) -> None:
         sample = joint_sample(executor)
@@ -129,12 +154,18 @@ class SimBridge:
         self._last = sample
         self._clock.publish(Clock(clock=stamp(seconds)))
         self._joints.publish(joint_state_msg(sample, seconds))
+        self._frames = telemetry.link_transforms(executor)
+        self._tf.publish(tf_msg(self._frames, seconds))
 
     def _publish_objects(self, executor: Any) -> None:
         world = executor.observe()  # ground truth: where each object is (container), hidden ones included
-        header = Header(stamp=stamp(self.clock.at(float(executor.data.time))), frame_id=BASE_FRAME)
+        seconds = self.clock.at(float(executor.data.time))
+        header = Header(stamp=stamp(seconds), frame_id=BASE_FRAME)
         objects = []
-        for sample in object_samples(executor):
+        samples = object_samples(executor)
+        self._objects_tf = [(BASE_FRAME, s.name, s.position, s.orientation) for s in samples]
+        self._tf.publish(tf_msg(self._objects_tf, seconds))
+        for sample in samples:
             state = world.objects.get(sample.name)
             pose = PoseStamped(header=header)
             pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = sample.position

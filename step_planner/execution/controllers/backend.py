@@ -133,6 +133,11 @@ class ControllersExecutor(MotionStackExecutor):
         held = next((n for n in self.info.objects if self.controller.holds(self.info, n)), None)
         return facts.Perception(objects, dict(self._openings), held, self.config.pose_max_age_s)
 
+    @property
+    def joint_state_tap(self):
+        """The robot's joint states as the connection receives them (an episode records them)."""
+        return self.connection.joint_tap
+
     def close(self) -> None:
         if self._own_connection and getattr(self, "connection", None) is not None:
             self.connection.close()

@@ -31,6 +31,7 @@ from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adopt_on_spin_thread, new_goal_id
+from step_planner.execution.joint_state_tap import JointStateTap
 from step_planner.execution.sim.model import ARM_JOINTS
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
 
@@ -115,6 +116,7 @@ class RobotConnection:
                          for name in (config.arm.action, config.gripper.action, *self.franka)}
         sensor = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(JointState, config.joint_states, self._on_joints, sensor)
+        self.joint_tap = JointStateTap(self.node.resolve_topic_name(config.joint_states), "controllers backend")
         if config.object_poses:
             self.node.create_subscription(TFMessage, config.object_poses, self._on_poses, sensor)
         self.node.create_timer(TICK_S, self._on_tick)
@@ -131,6 +133,7 @@ class RobotConnection:
 
     # ---- state ----------------------------------------------------------------------------------------------
     def _on_joints(self, msg: JointState) -> None:
+        self.joint_tap(msg)  # as received, for an episode (execution/joint_state_tap.py)
         known = [(self._names[n], i) for i, n in enumerate(msg.name) if n in self._names]
         if not known:
             return

@@ -85,6 +85,11 @@ class MoveItExecutor:
         outcome.details.setdefault("effects_applied", self._committed)
         return outcome
 
+    @property
+    def joint_state_tap(self):
+        """The robot's joint states as the backend's ROS link receives them (an episode records them)."""
+        return self.arm.link.joint_tap if self.arm.link is not None else None
+
     def close(self) -> None:
         self.arm.close()
 

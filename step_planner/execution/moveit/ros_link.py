@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from step_planner.execution.errors import BackendUnavailable
+from step_planner.execution.joint_state_tap import JointStateTap
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
 
 POLL_S = 0.005
@@ -67,6 +68,7 @@ class RosLink:
         self._watches: dict[int, Any] = {}  # id(action client) -> its goal_status.StatusWatch
         self.node.create_subscription(JointState, joint_states, self._on_joints, 10)
         self.joint_states = self.node.resolve_topic_name(joint_states)
+        self.joint_tap = JointStateTap(self.joint_states, "moveit backend")
         self._executor = SingleThreadedExecutor(context=self.context)
         self._executor.add_node(self.node)
         self._thread = threading.Thread(target=self._spin, name="moveit_ros_link", daemon=True)
@@ -79,6 +81,7 @@ class RosLink:
             pass
 
     def _on_joints(self, msg: Any) -> None:
+        self.joint_tap(msg)  # every message as received, for an episode (execution/joint_state_tap.py)
         got = {n: (float(msg.position[i]) if i < len(msg.position) else 0.0,
                    float(msg.velocity[i]) if i < len(msg.velocity) else 0.0)
                for i, n in enumerate(msg.name) if n in self._finger_joints}
