@@ -40,9 +40,7 @@ def seconds(stamp) -> float:
 
 
 def test_joint_states_description_and_object_poses_during_a_pick_and_place():
-    # stamps are simulated time: the physics need not keep the wall's pace (sim.realtime false: as fast as it can)
-    ros = RosHarness(ScriptedPlans({TASK: ["pick(red_block)", "place(red_block, tray)"]}), backend="sim",
-                     **{"sim.realtime": False})
+    ros = RosHarness(ScriptedPlans({TASK: ["pick(red_block)", "place(red_block, tray)"]}), backend="sim")
     lock = threading.Lock()
     joints: list[JointState] = []
     poses: list[ObjectPoses] = []
