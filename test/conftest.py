@@ -48,6 +48,48 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
 
+def _xdist_worker_ros_env() -> None:
+    """Under pytest-xdist (``make test``), give each worker its own DDS domain and ROS log directory.
+
+    Test files reuse node, topic and action names (``/step_planner``, ``/mujoco_robot``), so two workers in one
+    domain would discover each other's servers. Worker ``gwN`` takes ``ROS_DOMAIN_ID + 2N``; ``+ 2N + 1`` is its
+    spare domain (``STEP_PLANNER_SPARE_DOMAIN``) for a test that needs a graph of its own. The Makefile picks
+    ``ROS_DOMAIN_ID`` so that every worker's domains stay within ROS's 0..232.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # set by xdist before this file is imported
+    if not re.fullmatch(r"gw\d+", worker):
+        return
+    index = int(worker[2:])
+    base = int(os.environ.get("ROS_DOMAIN_ID") or 0)
+    domain = base + 2 * index
+    if domain + 1 > 232:
+        raise pytest.UsageError(f"ROS_DOMAIN_ID={base} leaves no domain for xdist worker {worker} (max 232)")
+    os.environ["ROS_DOMAIN_ID"] = str(domain)
+    os.environ["STEP_PLANNER_SPARE_DOMAIN"] = str(domain + 1)
+    if os.environ.get("ROS_LOG_DIR"):
+        os.environ["ROS_LOG_DIR"] = os.path.join(os.environ["ROS_LOG_DIR"], worker)
+
+
+_xdist_worker_ros_env()
+
+
+SPREAD = {"test/test_ros_shutdown.py"}  # 40 node stops of ~6 s each; its fixtures: a client node, a loopback server
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``make test`` runs ``--dist loadgroup``: a file's tests spread over the workers (one file of slow tests is
+    not one worker's long queue), except those using a module- or class-scoped fixture (a robot process, a node,
+    a built scene), which stay together on one worker so the fixture is built once. ``SPREAD``: files whose module
+    fixtures are cheap (a client node, a loopback server) and whose tests are long, built once per worker."""
+    for item in items:
+        if item.nodeid.split("::")[0] in SPREAD:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope in ("module", "class") for fixturedefs in defs for d in fixturedefs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 @pytest.fixture(scope="session")
 def library() -> PrimitiveLibrary:
     return PrimitiveLibrary.load(CONFIG / "primitives.yaml")

@@ -34,7 +34,8 @@ def test_the_block_is_the_offline_node_send_watch_and_stop():
 def test_the_readme_quickstart_runs_command_by_command_without_a_model(tmp_path):
     script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + quickstart_block()
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "STEP_PLANNER_BASE_URL")}
-    env.update(STEP_PLANNER_EPISODES=str(tmp_path / "episodes"), ROS_DOMAIN_ID=str(150 + os.getpid() % 50))
+    domain = os.environ.get("STEP_PLANNER_SPARE_DOMAIN", str(150 + os.getpid() % 50))  # conftest: xdist workers
+    env.update(STEP_PLANNER_EPISODES=str(tmp_path / "episodes"), ROS_DOMAIN_ID=domain)
     done = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=240, env=env,
                           stdin=subprocess.DEVNULL)
     out = done.stdout + done.stderr

@@ -154,7 +154,8 @@ def _llm_factory(args: argparse.Namespace, library: Any, stack: ExitStack):
             source = EXPERT_SOURCE + ", served over loopback HTTP to the openai client"
         settings["base_url"] = upstream
         if args.record:  # one replayable JSON file per exchange (step_planner.llm.replay format)
-            recorder = RecordingHandler(upstream, Path(args.record))
+            # the proxy's upstream calls get the client's timeout; retries stay the client's (max_retries)
+            recorder = RecordingHandler.for_config(upstream, Path(args.record), LLMConfig.from_dict(settings))
             stack.callback(recorder.close)
             settings["base_url"] = stack.enter_context(LoopbackServer(recorder)).base_url
 

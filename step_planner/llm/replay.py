@@ -19,10 +19,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import openai
 
 from .loopback import Answer, Fault, HandlerReply
+
+if TYPE_CHECKING:
+    from .config import LLMConfig
 
 KEY_FIELDS = ("model", "messages", "response_format", "temperature", "max_tokens")
 PLACEHOLDER_KEY = "not-needed"
@@ -92,8 +96,16 @@ class RecordingHandler:
     """Forward each request to a real upstream (official openai client) and store the exchange.
 
     Upstream failures are passed back as faults (same status; 502 when unreachable) and not recorded,
-    so the calling LLMClient applies its normal retry policy.
+    so the calling LLMClient applies its normal retry policy: one upstream call per client attempt, so the
+    client's ``max_retries`` bounds the upstream calls and this handler never retries by itself. ``timeout_s``
+    must be the client's ``llm.timeout_s`` (``for_config``): shorter, a slow model that the config allows is
+    cut off here; longer, an answer the client already gave up on would still be recorded.
     """
+
+    @classmethod
+    def for_config(cls, upstream_base_url: str | None, folder: str | Path, config: LLMConfig) -> RecordingHandler:
+        """The recorder in front of ``config``'s client: its timeout and its API key variable."""
+        return cls(upstream_base_url, folder, api_key_env=config.api_key_env, timeout_s=config.timeout_s)
 
     def __init__(self, upstream_base_url: str | None, folder: str | Path,
                  api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 60.0) -> None:

@@ -49,12 +49,10 @@ class Controller:
         pace: float = 0.0,
         lock: threading.RLock | None = None,
     ) -> None:
-        if pace < 0:
-            raise ValueError(f"pace must be >= 0, got {pace}")
         self.model, self.data, self.index = model, data, index
         self.on_step = on_step
-        self.pace = pace
         self._anchor = (time.perf_counter(), data.time)  # (wall, sim) at the last re-anchoring
+        self.pace = pace
         # observe() from another thread reads a consistent state; an owner that reads the physics too passes its
         # own lock, so no reader sees a step half done (contacts are rebuilt from none at every step)
         self.lock = lock if lock is not None else threading.RLock()
@@ -83,6 +81,21 @@ class Controller:
 
     def hold(self, q: np.ndarray | None = None) -> None:
         self.q_ref = self.q if q is None else np.asarray(q, dtype=float).copy()
+
+    @property
+    def pace(self) -> float:
+        """Simulated seconds per wall second (the real-time factor); 0 runs as fast as it computes."""
+        return self._pace
+
+    @pace.setter
+    def pace(self, value: float) -> None:
+        """A pace counts from when it is set: simulated time stepped before it (a scene's unpaced settle) is not
+        slept off later. Anchored at construction, the MuJoCo robot went silent for SETTLE_S / realtime_factor
+        (0.5 s at real time) right after every scene (re)load (test/test_sim_pacing.py)."""
+        if value < 0:
+            raise ValueError(f"pace must be >= 0, got {value}")
+        self._pace = value
+        self._anchor = (time.perf_counter(), self.data.time)
 
     def step(self, q_ref: np.ndarray, qd_ref: np.ndarray) -> None:
         """One physics step toward (q_ref, qd_ref) with the gripper at ``grip_ref``, paced, hooks called."""
