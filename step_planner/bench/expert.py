@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from step_planner.bench.goals import Atom, parse_atom, satisfied
+from step_planner.bench.goals import Atom, parse_atom, same_goal, satisfied
 from step_planner.bench.mistakes import (
     ALL_KINDS,
     MEANING_KINDS,
@@ -345,8 +345,6 @@ class ScriptedExpert:
     def _follow_correction(self, task: str, reading: Reading, facts: tuple[str, ...]) -> None:
         """The prompt shows a root goal other than the wrong reading it stated: the person corrected it; from
         now on the expert plans for and states what the prompt says, as a model reading it would."""
-        from step_planner.bench.runner import same_goal
-
         shown = tuple(parse_atom(f) for f in facts)
         if same_goal(shown, reading.stated) or same_goal(shown, reading.goal):
             return

@@ -9,6 +9,8 @@ drawer that is then closed still counts), never on the planner's belief or claim
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from step_planner.domain.conditions import Condition, ConditionError, check_fact, holds, parse_fact
 from step_planner.domain.world import WorldState
 
@@ -64,3 +66,17 @@ def milestones_reached(milestones: list[tuple[Atom, ...]], states: list[WorldSta
         else:
             break
     return reached
+
+
+def same_goal(facts: Iterable[str | Atom], goal: Iterable[Atom]) -> bool:
+    """Whether stated facts are the formal goal (in/on/at of an object in a place are the same fact)."""
+    def norm(fact: str | Atom) -> str:
+        try:
+            atom = parse_atom(str(fact))
+        except ValueError:
+            return f"?{fact}"
+        if atom.predicate in ("in", "on"):
+            atom = Atom("at", atom.args, atom.negated)
+        return str(atom)
+
+    return {norm(f) for f in facts} == {norm(a) for a in goal}

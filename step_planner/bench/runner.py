@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from step_planner.bench.expert import ScriptedExpert
-from step_planner.bench.goals import Atom, milestones_reached, parse_atom, satisfied
+from step_planner.bench.goals import milestones_reached, parse_atom, same_goal, satisfied
 from step_planner.bench.mistakes import MISTAKE_KINDS
 from step_planner.bench.planners import run_planner
 from step_planner.bench.tasks import Task
@@ -43,20 +43,6 @@ def new_expert(library: PrimitiveLibrary, task: Task, noise: float, seed: int,
     expert.register(task.instruction, task.goal, stated, task.question, task.candidates,
                     tuple(task.hidden_goal_objects))
     return expert
-
-
-def same_goal(facts: Iterable[str | Atom], goal: Iterable[Atom]) -> bool:
-    """Whether stated facts are the formal goal (in/on/at of an object in a place are the same fact)."""
-    def norm(fact: str | Atom) -> str:
-        try:
-            atom = parse_atom(str(fact))
-        except ValueError:
-            return f"?{fact}"
-        if atom.predicate in ("in", "on"):
-            atom = Atom("at", atom.args, atom.negated)
-        return str(atom)
-
-    return {norm(f) for f in facts} == {norm(a) for a in goal}
 
 
 class TaskPerson:
