@@ -191,3 +191,36 @@ def test_a_mode_that_does_not_match_its_controller_is_refused_with_a_reason():
     with pytest.raises(ValueError, match=r"\(0, 2\)"):
         ServoSpec("gazebo", 100.0, 2.5)
     assert parse_mode("FR3-effort") == "fr3_effort" and parse_mode("") == "ideal"
+
+
+# ---- across ROS: the robot process picks the mode from its parameters ------------------------------------------
+@pytest.mark.parametrize(("gain", "status"), [(0.1, "aborted"), (0.0, "succeeded")])  # 0.0: the shipped xacro's
+def test_the_mujoco_robot_started_with_servo_gazebo_aborts_a_fast_goal_only_with_the_default_gain(gain, status):
+    pytest.importorskip("rclpy")
+    from robot_support import RobotProcess
+
+    from step_planner.execution.controllers.config import BoundaryConfig
+    from step_planner.execution.controllers.connection import RobotConnection
+
+    wp = waypoints(time_parameterize(np.array([HOME_Q, HOME_Q + np.array([0, 0, 0, 0, 1.5, 1.0, 1.5])]), 0.002), 0.02)
+    with RobotProcess(scene="drawer_desk", servo="gazebo", servo_position_gain=gain) as process:
+        connection = RobotConnection(BoundaryConfig.load(config_path("robot_boundary.yaml")), node_name="servo_test")
+        try:
+            connection.wait_ready(60.0)
+            outcome = connection.run_trajectory(wp)
+        finally:
+            connection.close()
+        log = process.output()
+    assert outcome.status == status, outcome.message
+    assert f"servo gazebo (position_proportional_gain {gain or 0.5}, 100 Hz)" in log
+    if status == "aborted":
+        assert "path tolerance violation" in outcome.message
+
+
+def test_the_mujoco_robot_refuses_a_servo_its_controller_cannot_sit_behind():
+    pytest.importorskip("rclpy")
+    from robot_support import RobotProcess
+
+    with RobotProcess(scene="drawer_desk", servo="fr3_effort") as process:
+        assert process.proc.wait(60) != 0
+        assert "robot:=fr3" in process.output()
