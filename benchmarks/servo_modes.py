@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--suite", default="table3")
     parser.add_argument("--tasks", default="", help="comma-separated task ids or categories (default: all)")
     parser.add_argument("--every", type=int, default=1, help="every n-th task of the selection (1: all)")
+    parser.add_argument("--start", type=int, default=0, help="with --every: the first task taken (0-based)")
     parser.add_argument("--profile", default="grounded", help="planner profile (config/profiles.yaml)")
     parser.add_argument("--planner-config", default="config/bench.yaml")
     parser.add_argument("--seed", type=int, default=0, help="the expert's seed (answers); scenes are exact")
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     robot = "fr3" if args.servo == "fr3_effort" else "panda"
     library = PrimitiveLibrary.load(config_path("primitives.yaml"))
     config = PlannerConfig.from_yaml(args.planner_config)
-    tasks = _select(load_suite(args.suite), args.tasks)[::max(1, args.every)]
+    tasks = _select(load_suite(args.suite), args.tasks)[args.start::max(1, args.every)]
     make_llm = in_process_expert(library)
     boundary = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot)
     params = {"scene": tasks[0].scene, "robot": robot, "servo": args.servo}
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         params["servo_position_gain"] = args.gain
     print(f"Answers: the scripted expert (NOT an LLM), mistake rate 0, seed {args.seed}; profile {args.profile}, "
           f"budgets of {args.planner_config}; {len(tasks)} tasks of {args.suite}"
-          f"{f' (every {args.every}th)' if args.every > 1 else ''}.")
+          f"{f' (one in {args.every}, from task {args.start})' if args.every > 1 else ''}.")
     print(f"controllers backend, robot {robot}, vs the MuJoCo robot in another process: servo {args.servo}"
           f"{f', position_proportional_gain {args.gain}' if args.gain > 0 else ''}, real-time factor "
           f"{args.realtime_factor}; path tolerance {boundary.trajectory.path_tolerance} rad, goal tolerance "
