@@ -124,6 +124,14 @@ def test_controllers_boundary_one_task():
     assert "FollowJointTrajectory goals {'succeeded':" in out
 
 
+def test_servo_modes_one_task():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/servo_modes.py", "--servo", "gazebo", "--tasks", "ss02_open_drawer", "--profile", "grounded",
+              "--planner-config", "config/bench.yaml", "--realtime-factor", "3", timeout=300)
+    assert "NOT an LLM" in out and "servo gazebo: solved 1/1, verified 1/1" in out
+    assert "aborted by reason: none" in out and "position_proportional_gain 0.5, 100 Hz" in out
+
+
 def test_controllers_cancel_two_runs():
     pytest.importorskip("mujoco")
     out = run("benchmarks/controllers_cancel.py", "--runs", "2", "--realtime-factor", "3", timeout=300)

@@ -41,6 +41,7 @@ from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams
 from step_planner.execution.sim.franka_gripper_emulation import FrankaGripperParams
 from step_planner.execution.sim.robot import SimRobot
+from step_planner.execution.sim.servo import ServoSpec, parse_mode
 from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
 from step_planner.execution.sim.telemetry import BASE_FRAME, Sampler, link_transforms
 from step_planner.resources import config_dir
@@ -56,6 +57,13 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "boundary_file": ("", "robot_boundary.yaml (empty: the package's): action names and joint names per robot."),
     "controllers_file": ("", "ros2_control controllers YAML whose parameters the controllers follow "
                              "(empty: the package's config/ros2_controllers_<robot>.yaml)."),
+    "servo": ("ideal", "How the joints follow the arm controller (execution/sim/servo.py): ideal (the MuJoCo PD), "
+                       "gazebo (gz_ros2_control's position loop, the xacro's gain, at the controllers' update_rate) "
+                       "or fr3_effort (franka_ros2's JTC effort PID gains; robot:=fr3)."),
+    "servo_gazebo_description": ("", "gazebo servo: the xacro whose gz_ros2_control <position_proportional_gain> "
+                                     "it uses (empty: the package's config/gazebo/panda_gazebo.urdf.xacro)."),
+    "servo_position_gain": (0.0, "gazebo servo: position_proportional_gain instead of the xacro's (0: the xacro's; "
+                                 "absent there: gz_ros2_control's default 0.1)."),
     "realtime_factor": (1.0, "Physics pace relative to the wall clock (1.0 = real time; 0 = as fast as it computes)."),
     "joint_state_rate_hz": (100.0, "/joint_states rate in simulated time (joint_state_broadcaster at update_rate)."),
     "pose_rate_hz": (50.0, "Rate of the model and drawer poses (tf2_msgs/TFMessage) in simulated time."),
@@ -154,8 +162,12 @@ class MujocoRobotNode(Node):
         arm, grip = load_controllers(controllers, self.boundary.arm.action, self.boundary.gripper.action, franka,
                                      dict(zip(self.boundary.arm.joints, self.boundary.arm.velocity_limits,
                                               strict=False)))  # none stated: none in the URDF
+        servo = ServoSpec.from_controllers(
+            parse_mode(str(p["servo"])), arm.command_interfaces, arm.joints, arm.gains, arm.update_rate,
+            Path(p["servo_gazebo_description"] or cfg / "gazebo" / "panda_gazebo.urdf.xacro"),
+            float(p["servo_position_gain"]))
         world = self._world(p["scene"])
-        self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints,
+        self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints, servo=servo,
                               finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),
                               realtime_factor=float(p["realtime_factor"]),
                               world_name=p["world_name"] or Path(str(p["scene"])).stem,
@@ -213,7 +225,9 @@ class MujocoRobotNode(Node):
             f"MuJoCo robot ({self.boundary.robot}) in scene {p['scene']!r}: {self.boundary.arm.action}, "
             f"{gripper}, {self.boundary.joint_states}, "
             f"{self.boundary.object_poses or 'no poses'}, "
-            f"real-time factor {p['realtime_factor']}")
+            f"real-time factor {p['realtime_factor']}, servo {servo.mode}"
+            + (f" (position_proportional_gain {servo.position_gain}, {servo.update_rate:g} Hz)"
+               if servo.mode == "gazebo" else ""))
 
     def _world(self, scene: str) -> WorldState:
         path = resolve_scene(scene)

@@ -97,10 +97,11 @@ class Controller:
         self._pace = value
         self._anchor = (time.perf_counter(), self.data.time)
 
-    def step(self, q_ref: np.ndarray, qd_ref: np.ndarray) -> None:
-        """One physics step toward (q_ref, qd_ref) with the gripper at ``grip_ref``, paced, hooks called."""
+    def step(self, q_ref: np.ndarray, qd_ref: np.ndarray, arm_ctrl: np.ndarray | None = None) -> None:
+        """One physics step toward (q_ref, qd_ref) with the gripper at ``grip_ref``, paced, hooks called.
+        ``arm_ctrl``: the arm actuators' controls as given (another servo's, execution/sim/servo.py) instead."""
         with self.lock:
-            self.data.ctrl[self.index.arm_act] = q_ref + qd_ref * (KV / KP)
+            self.data.ctrl[self.index.arm_act] = q_ref + qd_ref * (KV / KP) if arm_ctrl is None else arm_ctrl
             self.data.ctrl[self.index.grip_act] = self.grip_ref
             mujoco.mj_step(self.model, self.data)
         if self.on_step is not None:

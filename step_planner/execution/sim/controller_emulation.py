@@ -91,6 +91,8 @@ class TrajectoryParams:
     # each joint's velocity limit in the robot_description URDF (<limit velocity>), which JTC reads at configure
     # (JTC.cpp:94-100; a joint without one, or no URDF, reads 0)
     urdf_velocity: dict[str, float] = field(default_factory=dict)
+    command_interfaces: tuple[str, ...] = ("position",)
+    gains: dict[str, dict[str, float]] = field(default_factory=dict)  # gains.<joint>.{p,i,d}: the PID adapter's
 
     @property
     def decelerates(self) -> bool:
@@ -123,6 +125,9 @@ class TrajectoryParams:
                                         for j in joints},
             update_rate=float(update_rate),
             urdf_velocity=dict(urdf_velocity or {}),
+            command_interfaces=tuple(values.get("command_interfaces", ["position"])),
+            gains={j: {k: float(v) for k, v in (values.get("gains") or {}).get(j, {}).items()
+                       if isinstance(v, (int, float))} for j in joints if j in (values.get("gains") or {})},
         )
 
 
@@ -304,6 +309,9 @@ class TrajectoryController:
         self.active: _ActiveTrajectory | None = None
         self.stopping: TrajectorySampler | None = None  # the ramp to a stop after a cancel or an abort
         self.ended: list[GoalEnd] = []
+        # the desired state at the last update's time (state_desired_, JTC.cpp:322-324): what a PID adapter's
+        # error is taken from (JTC.cpp:374, 414-426); a hold is a one-point trajectory, desired = where it holds
+        self.desired_now: tuple[np.ndarray, np.ndarray] = (self.hold_q.copy(), np.zeros_like(self.hold_q))
 
     def accept(self, goal_id: Hashable, goal: TrajectoryGoal) -> None:
         order = [goal.joint_names.index(j) for j in self.params.joints]  # sort_to_local_joint_order, JTC.cpp:1603-1650
@@ -378,10 +386,12 @@ class TrajectoryController:
         a = self.active
         if a is None:
             if self.stopping is not None:
+                self.desired_now = self.stopping.sample(now)[:2]
                 command, command_v, before_last, _ = self.stopping.sample(now + period)
                 if not before_last:
                     self.stopping = None
                 return command, command_v
+            self.desired_now = (self.hold_q, np.zeros_like(self.hold_q))
             return self.hold_q, np.zeros_like(self.hold_q)
         first_sample = a.sampler is None
         if first_sample:
@@ -392,6 +402,7 @@ class TrajectoryController:
         command, command_v, before_last, ahead = a.sampler.sample(now + period)
         since = ahead - period  # time_difference: from traj_time_, not the sample ahead (JTC.cpp:340-343)
         a.desired, a.desired_velocity, a.since_start = desired, desired_v, now - a.sampler.start
+        self.desired_now = (desired, desired_v)
         error = desired - q  # desired - actual, JTC.cpp:1494-1520
         tol = a.tolerances
         # path tolerance while moving (JTC.cpp:380-389); a violation aborts and holds (JTC.cpp:466-491)

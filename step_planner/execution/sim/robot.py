@@ -42,9 +42,10 @@ from step_planner.execution.sim.franka_gripper_emulation import (
     FrankaGripperParams,
     start_goal,
 )
-from step_planner.execution.sim.model import FINGER_MAX, HOME_Q
+from step_planner.execution.sim.model import FINGER_MAX, HOME_Q, KP, KV
 from step_planner.execution.sim.scene_builder import scene_at_home
 from step_planner.execution.sim.scene_info import SceneInfo
+from step_planner.execution.sim.servo import Servo, ServoSpec
 
 SETTLE_S = 0.5  # objects come to rest after a (re)load, before the controllers start
 FAULTS = ("slip", "miss_place", "drawer_short")
@@ -66,12 +67,13 @@ class SimRobot:
 
     ``arm_joints``/``finger_joints`` are the controller names of the model's arm and finger joints, in the
     model's order. ``realtime_factor`` 1.0 runs the physics at the pace of the wall clock (0: as fast as
-    it computes). ``hooks`` are called after every physics step on the physics thread (publishers).
+    it computes). ``hooks`` are called after every physics step on the physics thread (publishers). ``servo``:
+    how the joints follow the arm controller (:mod:`servo`: ideal, gazebo's position loop, the FR3's effort PID).
     """
 
     def __init__(self, world: WorldState, arm: TrajectoryParams, gripper: GripperParams | FrankaGripperParams, *,
                  arm_joints: Sequence[str], finger_joints: Sequence[str], seed: int = 0,
-                 realtime_factor: float = 1.0, world_name: str = "",
+                 realtime_factor: float = 1.0, world_name: str = "", servo: ServoSpec | None = None,
                  limit_reflex: tuple[Sequence[float], Sequence[float]] | None = None) -> None:
         if set(arm.joints) != set(arm_joints):
             raise ValueError(f"the trajectory controller's joints {list(arm.joints)} are not the robot's "
@@ -79,6 +81,7 @@ class SimRobot:
         if isinstance(gripper, GripperParams) and gripper.joint not in finger_joints:
             raise ValueError(f"the gripper controller's joint {gripper.joint!r} is not one of {list(finger_joints)}")
         self.arm_params, self.grip_params = arm, gripper
+        self.servo_spec = servo or ServoSpec()
         self.arm_joints, self.finger_joints = tuple(arm_joints), tuple(finger_joints)
         self.realtime_factor = realtime_factor
         self.world_name = world_name
@@ -111,6 +114,10 @@ class SimRobot:
             self.world_name = self.world_name or "step_planner"
             self._arm_order = [self.arm_joints.index(j) for j in self.arm_params.joints]  # controller -> model
             self.arm = TrajectoryController(self.arm_params, self._arm_q()[0])
+            self.servo = Servo(self.servo_spec)
+            self.servo.attach(model, index.arm_act)
+            self._steps = 0  # physics steps since the load: the controller updates every control period
+            self._command = (self._arm_q()[0], np.zeros(len(self.arm_joints)))
             self.grip: GripperController | FrankaGripper = \
                 FrankaGripper(self.grip_params, 2 * float(data.qpos[index.finger_qpos[0]]), float(data.time)) \
                 if self.franka else GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
@@ -163,7 +170,12 @@ class SimRobot:
             q, qd = self._arm_q()
             if self.limit_reflex is not None and self.reflex is None:
                 self._limit_reflex(q)
-            q_cmd, qd_cmd = self.arm.update(t, dt, q, qd)
+            every = self.servo_spec.control_period(dt)
+            if self._steps % every == 0:  # the controller manager's read and update (physics rate in ideal mode)
+                self._command = self.arm.update(t, every * dt, q, qd)
+                self.servo.latch(t, q, self._command[0], *self.arm.desired_now, qd, every * dt)
+            self._steps += 1
+            q_cmd, qd_cmd = self._command
             finger = self._finger_slot()
             position, velocity = float(data.qpos[index.finger_qpos[finger]]), float(data.qvel[index.finger_dof[finger]])
             if isinstance(self.grip, FrankaGripper):  # the hand's width is both fingers'
@@ -173,9 +185,11 @@ class SimRobot:
             ctl.grip_ref = float(np.clip(setpoint, 0.0, FINGER_MAX))
             back = np.argsort(self._arm_order)  # controller order -> model order
             q_ref, qd_ref = q_cmd[back], qd_cmd[back]
+            order = self._arm_order
+            arm_ctrl = self.servo.arm_ctrl(t + dt, q_cmd, qd_cmd, KP[order], KV[order])[back]
             if self.faults:
                 self._faults_step()
-        ctl.step(q_ref, qd_ref)  # locks for the physics step; paces outside the lock
+        ctl.step(q_ref, qd_ref, arm_ctrl)  # locks for the physics step; paces outside the lock
 
     def _limit_reflex(self, q: np.ndarray) -> None:
         """A measured joint past the robot's limits, as the FR3 meets it: libfranka's joint_position_limits_violation
