@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from conftest import CONFIG, children_so_far, parent_of, section, shipped_config
+from test_person import CountingExecutor as Counting
 
 from step_planner.domain.scene import load_scene
-from step_planner.execution.symbolic import SymbolicExecutor
 from step_planner.llm.schemas import answer_schema
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.grounding import check_goal
@@ -136,16 +136,6 @@ class Person:
     def ask(self, request: Ask, cancel: threading.Event) -> Reply:
         self.asked.append((request, len(self.executor.calls)))
         return self.replies.pop(0) if self.replies else Reply(ReplyKind.NO_ANSWER, "no more replies")
-
-
-class Counting(SymbolicExecutor):
-    def __init__(self, library, world) -> None:
-        super().__init__(library, world)
-        self.calls: list[str] = []
-
-    def execute(self, call, cancel=None):
-        self.calls.append(str(call))
-        return super().execute(call, cancel)
 
 
 def child(call: str) -> dict[str, Any]:
