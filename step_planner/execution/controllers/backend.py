@@ -128,7 +128,7 @@ class ControllersExecutor(MotionStackExecutor):
         from their perceived poses (one older than ``pose_max_age_s`` is unknown), drawers from their links'
         poses, the held object from what the fingers feel. Raises RobotLost when the robot stopped answering:
         a world that cannot be seen is not reported (the planner ends the goal, naming the lost server)."""
-        why = self.connection.lost() or (None if self.controller.recovered() else self.controller.lost)
+        why = self.connection.lost() or self.controller.still_lost()
         if why is not None:
             raise RobotLost(f"{why} (arm: {self.config.arm.action}, gripper: {self.config.gripper.action})")
         if self._executing.acquire(blocking=False):  # between primitives: bring the mirror up to date

@@ -208,8 +208,9 @@ class RobotConnection:
             return f"no joint state on {self.config.joint_states} for {age:.1f} s (limit {stale:.1f} s)"
         return None
 
-    def servers_ready(self) -> bool:
-        return all(client.server_is_ready() for client, _ in self._servers())
+    def missing_servers(self) -> list[str]:
+        """The names of the action servers the robot must have (:meth:`_servers`) that are not discovered now."""
+        return [name for client, name in self._servers() if not client.server_is_ready()]
 
     def _servers(self) -> list[tuple[ActionClient, str]]:
         """The action servers a robot must have: the arm's, and the gripper's the backend uses."""
@@ -221,7 +222,7 @@ class RobotConnection:
         timeout = self.config.timeouts.server_wait_s if timeout is None else timeout
         deadline = time.monotonic() + timeout
         while True:
-            missing = [name for client, name in self._servers() if not client.server_is_ready()]
+            missing = self.missing_servers()
             if self.lost() is not None:
                 missing.append(f"joint states on {self.config.joint_states}")
             elif self.config.object_poses and not self._poses_received:

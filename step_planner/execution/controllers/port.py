@@ -172,17 +172,22 @@ class RemoteController:
                                                         f"{outcome.max_error:.3f} rad")
         raise MotionInterrupted(ExecCode.BACKEND_ERROR, f"{what} ended: {outcome.message}")
 
-    def recovered(self) -> bool:
-        """After the robot was lost: it is back (joint states newer than the loss plus the stale limit, and both
-        action servers there); what the fingers held before is forgotten (a restarted robot starts open)."""
+    def still_lost(self) -> str | None:
+        """None once the robot is back after a loss: a joint state received after the loss was noticed, and both
+        action servers there (what the fingers held is then forgotten: a restarted robot starts open). A loss is
+        noticed after ``state_stale_s`` of silence or when a server is gone, so no state sent before it is still
+        on its way by then. Otherwise why it is not back, as it stands now, with the loss it follows."""
         if self.lost is None:
-            return True
+            return None
         joints = self.connection.joints()
-        if joints is None or joints.received < self.lost_at + self.connection.config.timeouts.state_stale_s \
-                or not self.connection.servers_ready():
-            return False
+        missing = [] if joints is not None and joints.received > self.lost_at else \
+            [f"no joint state on {self.connection.config.joint_states} since"]
+        missing += [f"the action server {name} is not available" for name in self.connection.missing_servers()]
+        if missing:
+            return f"the robot is not back: {'; '.join(missing)} (lost {time.monotonic() - self.lost_at:.1f} s " \
+                   f"ago: {self.lost})"
         self.lost, self.closed_on = None, None
-        return True
+        return None
 
     # ---- what the fingers feel -------------------------------------------------------------------------------
     def holds(self, info: SceneInfo, name: str) -> bool:
