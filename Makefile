@@ -28,6 +28,10 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := test
+# Two jobs at a time (this machine and CI have 2 cores): the interfaces build while pip installs the rest of the
+# requirements, and the robot install runs beside the venv's builds. The order the steps need is in the
+# prerequisites below; MAKEFLAGS=-j1 (or make -j1) runs them one by one.
+MAKEFLAGS += -j2
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -35,7 +39,11 @@ PY := $(VENV)/bin/python
 ABS_VENV = $(abspath $(VENV))
 BUILD_DIR ?= build
 
+BUILD_REQ_STAMP := $(VENV)/.step_planner-build-requirements.stamp
 REQ_STAMP := $(VENV)/.step_planner-requirements.stamp
+# What building an interface package needs of requirements.txt: the ROS wheels and rosidl's Python tools (the rest,
+# torch, MuJoCo and the like, installs while the interfaces build). Pinned by requirements.txt, as constraints.
+BUILD_REQUIREMENTS := ^(ros-[^=]*|numpy|empy|lark-parser|catkin-pkg|PyYAML|packaging|pyparsing|python-dateutil|docutils)==
 PKG_STAMP := $(VENV)/.step_planner-package.stamp
 IFACE_STAMP := $(VENV)/.step_planner-interfaces.stamp
 IFACE_SRC := $(shell find step_planner_interfaces -type f 2>/dev/null)
@@ -67,7 +75,15 @@ test-interfaces: $(TEST_IFACE_STAMPS)
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(REQ_STAMP): requirements.txt | $(PY)
+$(BUILD_REQ_STAMP): requirements.txt scripts/fix_ros_cmake_paths.py | $(PY)
+	@start=$$(date +%s); mkdir -p $(BUILD_DIR); grep -E '$(BUILD_REQUIREMENTS)' requirements.txt >$(BUILD_DIR)/requirements-build.txt; \
+	$(PY) -m pip install --quiet --no-input -r $(BUILD_DIR)/requirements-build.txt -c requirements.txt \
+	  2> >(grep -v "is ignored: it is neither" >&2); \
+	$(PY) scripts/fix_ros_cmake_paths.py $(VENV); \
+	echo "venv: the interface builds' requirements installed in $$(( $$(date +%s) - start )) s"
+	@touch $@
+
+$(REQ_STAMP): requirements.txt $(BUILD_REQ_STAMP) | $(PY)
 	@start=$$(date +%s); \
 	$(PY) -m pip install --quiet --no-input -r requirements.txt 2> >(grep -v "is ignored: it is neither" >&2); \
 	echo "venv: requirements installed in $$(( $$(date +%s) - start )) s"
@@ -82,15 +98,20 @@ $(PKG_STAMP): setup.py setup.cfg package.xml $(REQ_STAMP)
 
 interfaces: $(IFACE_STAMP)
 
-$(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_paths.py $(REQ_STAMP)
+$(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_paths.py $(BUILD_REQ_STAMP)
 	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/step_planner_interfaces
 	@touch $@
 
 .SECONDEXPANSION:
 $(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) scripts/build_interfaces.sh \
-                                     scripts/fix_ros_cmake_paths.py $(REQ_STAMP)
+                                     scripts/fix_ros_cmake_paths.py $(BUILD_REQ_STAMP)
 	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/test_interfaces/$* test/interfaces/$*
 	@touch $@
+
+# One interface build at a time (each uses both cores already), the product's first.
+$(VENV)/.step_planner-test-control_msgs.stamp: | $(IFACE_STAMP)
+$(VENV)/.step_planner-test-franka_msgs.stamp: | $(VENV)/.step_planner-test-control_msgs.stamp
+$(VENV)/.step_planner-test-tf2_msgs.stamp: | $(VENV)/.step_planner-test-franka_msgs.stamp
 
 # The README's workspace, built by colcon from a copy of this checkout (test/test_colcon_install.py
 # runs the node from it). Rebuilt only when a file that goes into it changes.

@@ -1,0 +1,154 @@
+"""The README's two commands as a new contributor meets them: each run clones the repository's HEAD into an empty
+directory and runs ``make demo`` or ``.ci/run`` there, building its own venv from the project's files (issue 31).
+
+    python benchmarks/fresh_clone.py --demo-runs 1 --ci-runs 5
+
+Prints every run's wall time against its target (demo 100 s, CI 15 min), the steps the Makefile times (the interface
+builds' requirements, the rest of the requirements, each interface package, pytest) and, for CI, tests passed and
+tests per minute of pytest. A run is a fresh clone, not a fresh machine: Debian packages that `.ci/run` installs
+with apt (the SDF checker, ignition-physics, chromium) are reported as found or not before the first run, and apt
+is a no-op for those already there. The clone runs with this interpreter's venv taken off PATH and no ROS or
+virtualenv variables, as a new shell would. Exits 1 when a run fails (its last lines are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS_S = {"demo": 100.0, "ci": 15 * 60.0}
+COMMANDS = {"demo": "make demo", "ci": "CI=true bash .ci/run"}
+# the lines the Makefile and scripts print about their own durations
+STEPS = {
+    "build requirements": re.compile(r"^venv: the interface builds' requirements installed in (\d+) s"),
+    "requirements": re.compile(r"^venv: requirements installed in (\d+) s"),
+    "interfaces": re.compile(r"^build_interfaces: (\S+) installed into .* in (\d+) s"),
+    "pytest": re.compile(r"^test: pytest took (\d+) s"),
+}
+# pytest's last line, e.g. "1286 passed, 2 warnings in 543.2s"
+SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+,? ?)+) in [\d.]+s\b")
+APT_TOOLS = {"ign (SDF checker)": "ign", "chromium": "/usr/bin/chromium", "chromedriver": "/usr/bin/chromedriver"}
+VENV_VARS = ("VIRTUAL_ENV", "AMENT_PREFIX_PATH", "PYTHONPATH", "CMAKE_PREFIX_PATH", "COLCON_PREFIX_PATH",
+             "ROS_DOMAIN_ID", "ROS_LOG_DIR", "ROS_AUTOMATIC_DISCOVERY_RANGE", "PYTEST_ADDOPTS")
+
+
+@dataclass
+class Run:
+    kind: str
+    wall_s: float
+    code: int
+    steps: dict[str, float] = field(default_factory=dict)
+    passed: int | None = None
+    failed: int | None = None
+    tail: list[str] = field(default_factory=list)
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment as a new shell would have it: no venv on PATH, no ROS or virtualenv settings."""
+    env = {k: v for k, v in os.environ.items() if k not in VENV_VARS}
+    here = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != here)
+    return env
+
+
+def parse(lines: list[str]) -> tuple[dict[str, float], int | None, int | None]:
+    """The step durations the output reports, and pytest's passed and failed counts (its last summary)."""
+    steps: dict[str, float] = {}
+    passed = failed = None
+    for line in lines:
+        for name, pattern in STEPS.items():
+            if m := pattern.match(line):
+                key = f"interfaces {m.group(1)}" if name == "interfaces" else name
+                steps[key] = float(m.group(m.lastindex or 1))
+        if m := SUMMARY.match(line):
+            counts = {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", m.group(1))}
+            passed, failed = counts.get("passed", 0), counts.get("failed", 0) + counts.get("errors", 0)
+    return steps, passed, failed
+
+
+def run_once(kind: str, command: str, source: Path, log: Path) -> Run:
+    """Clone ``source``'s HEAD into a new directory and run ``command`` there; the output goes to ``log``."""
+    with tempfile.TemporaryDirectory(prefix=f"fresh_{kind}_") as tmp:
+        clone = Path(tmp) / "step_planner"
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(source), str(clone)], check=True)
+        t0 = time.perf_counter()
+        with log.open("w") as out:
+            code = subprocess.run(["bash", "-c", command], cwd=clone, env=clean_env(), stdout=out,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        wall = time.perf_counter() - t0
+    lines = log.read_text(errors="replace").splitlines()
+    steps, passed, failed = parse(lines)
+    return Run(kind, wall, code, steps, passed, failed, lines[-15:])
+
+
+def report(run: Run, index: int) -> str:
+    target = TARGETS_S.get(run.kind)
+    verdict = "" if target is None else f" (target {target:.0f} s: {'met' if run.wall_s <= target else 'MISSED'})"
+    parts = [f"{run.kind} run {index}: exit {run.code}, {run.wall_s:.0f} s{verdict}"]
+    if run.steps:
+        parts.append("steps " + ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items()))
+    if run.passed is not None:
+        parts.append(f"{run.passed} passed, {run.failed or 0} failed")
+        if "pytest" in run.steps and run.steps["pytest"] > 0:
+            parts.append(f"{run.passed / (run.steps['pytest'] / 60):.0f} tests per minute of pytest")
+    return "; ".join(parts)
+
+
+def summary(kind: str, runs: list[Run]) -> str:
+    walls = [r.wall_s for r in runs]
+    green = sum(r.code == 0 for r in runs)
+    text = f"{kind}: {green}/{len(runs)} green; wall min {min(walls):.0f} s, " \
+           f"median {statistics.median(walls):.0f} s, max {max(walls):.0f} s"
+    if kind in TARGETS_S:
+        text += f" (target {TARGETS_S[kind]:.0f} s, met by {sum(w <= TARGETS_S[kind] for w in walls)}/{len(walls)})"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--demo-runs", type=int, default=1)
+    ap.add_argument("--ci-runs", type=int, default=0)
+    ap.add_argument("--command", action="append", default=[], metavar="KIND=SHELL",
+                    help="run this instead of a kind's command (e.g. 'demo=make -n demo', for a dry check)")
+    ap.add_argument("--source", type=Path, default=ROOT, help="the repository to clone (its HEAD)")
+    ap.add_argument("--logs", type=Path, default=ROOT / "results" / "fresh_clone")
+    args = ap.parse_args(argv)
+    commands = dict(COMMANDS)
+    for item in args.command:
+        kind, _, shell = item.partition("=")
+        if kind not in commands or not shell:
+            ap.error(f"--command {item!r}: KIND is one of {sorted(commands)}, then '=' and a shell command")
+        commands[kind] = shell
+    head = subprocess.run(["git", "-C", str(args.source), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    print(f"fresh clones of {args.source} at {head}; {os.cpu_count()} CPUs; NOT an LLM figure (build and test time)")
+    found = {name: bool(shutil.which(tool)) for name, tool in APT_TOOLS.items()}
+    print("apt packages before the first run: " + ", ".join(f"{n} {'found' if f else 'missing'}"
+                                                            for n, f in found.items()))
+    args.logs.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[Run]] = {}
+    for kind, count in (("demo", args.demo_runs), ("ci", args.ci_runs)):
+        for i in range(1, count + 1):
+            print(f"{kind} run {i}: `{commands[kind]}` in a fresh clone ...", flush=True)
+            run = run_once(kind, commands[kind], args.source, args.logs / f"{kind}_{i}.log")
+            results.setdefault(kind, []).append(run)
+            print(report(run, i), flush=True)
+            if run.code != 0:
+                print("  last lines:\n" + "\n".join(f"    {line}" for line in run.tail), flush=True)
+    for kind, runs in results.items():
+        print(summary(kind, runs))
+    return 0 if all(r.code == 0 for runs in results.values() for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
