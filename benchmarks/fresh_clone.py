@@ -114,7 +114,7 @@ def summary(kind: str, runs: list[Run]) -> str:
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--demo-runs", type=int, default=1)
     ap.add_argument("--ci-runs", type=int, default=0)
@@ -122,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="run this instead of a kind's command (e.g. 'demo=make -n demo', for a dry check)")
     ap.add_argument("--source", type=Path, default=ROOT, help="the repository to clone (its HEAD)")
     ap.add_argument("--logs", type=Path, default=ROOT / "results" / "fresh_clone")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     commands = dict(COMMANDS)
     for item in args.command:

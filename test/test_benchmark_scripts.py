@@ -183,3 +183,10 @@ def test_robot_limits_one_task_for_the_fr3():
     out = run("benchmarks/robot_limits.py", "--suites", "table3", "--tasks", "1", "--robots", "fr3", timeout=300)
     (row,) = [line for line in out.splitlines() if line.startswith("| fr3 |")]
     assert row.split("|")[5].strip() == "0"  # outside the FR3's limits
+
+
+def test_fresh_clone_dry_demo(tmp_path):
+    out = run("benchmarks/fresh_clone.py", "--demo-runs", "1", "--logs", str(tmp_path),
+              "--command", "demo=make -n demo >/dev/null && echo 'venv: requirements installed in 7 s'")
+    assert "NOT an LLM" in out and "demo run 1: exit 0" in out and "steps requirements 7 s" in out
+    assert "demo: 1/1 green" in out
