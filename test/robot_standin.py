@@ -115,6 +115,8 @@ class StandInRobot:
         self.fr3 = FrankaGripperNode(context=self.context, namespace=namespace,
                                      parameter_overrides=[Parameter("fake_hardware", value=fake_hardware)])
         self.joint_pub = self.node.create_publisher(JointState, "joint_states", 10)
+        self.joint_states_on = threading.Event()  # cleared: the hand's joint states are not published (yet)
+        self.joint_states_on.set()
         self.node.create_timer(0.01, self._publish_joints, callback_group=group)
         self.executor = MultiThreadedExecutor(num_threads=8, context=self.context)
         self.executor.add_node(self.node)
@@ -138,6 +140,8 @@ class StandInRobot:
             time.sleep(max(0.0, next_step - time.monotonic()))
 
     def _publish_joints(self) -> None:
+        if not self.joint_states_on.is_set():
+            return
         panda = self.panda.width() / 2
         fr3 = self.fr3.hand.state_width() / 2
         names = [*ROBOTS["panda"]["fingers"], *ROBOTS["fr3"]["fingers"]]
@@ -154,14 +158,19 @@ class StandInRobot:
         self.fr3_goals.clear()
 
     def reset(self) -> None:
-        """Both hands open and empty, no goals remembered."""
+        """Both hands open and empty, no goals remembered, joint states published."""
+        self.joint_states_on.set()
         with self.panda.lock:
             self.panda.hand.object_width, self.panda.hand.width = None, 0.08
             self.panda.controller.setpoint = 0.04
             self.panda.goals.clear()
-        with self.fr3.hand.lock:
+        with self.fr3.hand.lock:  # as a hand restarted open: a command a previous test left running ends, and the
+            gripper = self.fr3.hand.gripper  # width it reports (sampled at 15 Hz) is the open one at once
+            if gripper.command is not None:
+                gripper.cancel(gripper.command.goal_id)
             self.fr3.hand.hand.object_width, self.fr3.hand.hand.width = None, 0.08
-            self.fr3.hand.gripper.hold = 0.08
+            self.fr3.hand.hand.velocity = 0.0
+            gripper.hold = gripper.width = gripper.state_width = 0.08
         self.fr3_goals.clear()
 
     @property
