@@ -48,6 +48,7 @@ class AnswerLosingServer(_OwnNode):
         impl = action_type.Impl
         self.action_type, self.name, self.run_s = action_type, name, run_s
         self.goals: dict[bytes, float] = {}  # goal id -> when it ends
+        self.cancels: list[bytes] = []  # goal ids a client asked to cancel
         super().__init__("answer_losing_server")
         group = ReentrantCallbackGroup()
         for kind, service, callback in ((impl.SendGoalService, "send_goal", self._send_goal),
@@ -85,6 +86,7 @@ class AnswerLosingServer(_OwnNode):
         return response
 
     def _cancel(self, request, response):
+        self.cancels.append(bytes(request.goal_info.goal_id.uuid))
         return response
 
     def _result(self, request, response):

@@ -60,6 +60,38 @@ def test_send_follows_a_goal_whose_accepted_answer_was_lost():
         server.close()
 
 
+def test_ctrl_c_before_the_node_answered_the_goal_still_cancels_it_without_a_traceback():
+    """The goal is sent, the node has it but its answer has not come (here: never does): a Ctrl-C then used to end
+    send with a KeyboardInterrupt traceback and leave the goal running. Now send waits for the goal to be known
+    (its answer, or the action's status listing it) and cancels it."""
+    import signal
+    import time
+    import uuid
+
+    from losing_action import AnswerLosingServer
+
+    from step_planner_interfaces.action import ExecuteTask
+
+    node = f"/losing_{uuid.uuid4().hex[:6]}"
+    server = AnswerLosingServer(ExecuteTask, f"{node}/execute_task", run_s=3.0)
+    try:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+        send = subprocess.Popen([sys.executable, "-m", "step_planner.cli", "send", TASK, "--node", node, "--wait",
+                                 "20", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not server.goals and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert server.goals, "the goal did not reach the server"
+        send.send_signal(signal.SIGINT)  # within ACCEPT_PROBE_S: send still waits for the goal's answer
+        out, err = send.communicate(timeout=60)
+    finally:
+        server.close()
+    assert "Traceback" not in err, err
+    assert "canceling the goal once the node answers it" in out, (out, err)
+    assert list(server.cancels) == list(server.goals), "the goal the node had was not canceled"
+
+
 def test_ctrl_c_on_send_cancels_the_goal_and_prints_its_result_without_a_traceback():
     import signal
     import time

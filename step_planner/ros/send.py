@@ -221,6 +221,12 @@ def wait_result(node, handle, spin=_spin_until, clock=time.monotonic, on_spin=No
     return None
 
 
+def cancel_and_wait(node, handle):
+    """Cancel the goal and wait for its result (as :func:`wait_result`); a Ctrl-C here is the caller's."""
+    _spin_until(node, handle.cancel_goal_async(), timeout=10.0)
+    return wait_result(node, handle)
+
+
 def main_send(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     rclpy.init(args=None, signal_handler_options=SignalHandlerOptions.NO)
@@ -257,23 +263,41 @@ def main_send(argv: list[str] | None = None) -> int:
         goal_id, watch = new_goal_id(), StatusWatch(node, f"{args.node}/execute_task")
         readings.goal_id = uuid.UUID(bytes=bytes(goal_id.uuid)).hex[:8]
         send_future = client.send_goal_async(goal, feedback_callback=show_feedback, goal_uuid=goal_id)
-        if not _spin_until(node, send_future, timeout=args.wait,  # an answer lost on the way: found in the status
-                           every=(ACCEPT_PROBE_S, lambda: adopt_if_listed(client, send_future, goal_id, watch))):
+
+        def answered() -> bool:  # an answer lost on the way: the goal is found in the action's status
+            return _spin_until(node, send_future, timeout=args.wait,
+                               every=(ACCEPT_PROBE_S, lambda: adopt_if_listed(client, send_future, goal_id, watch)))
+
+        interrupted = False
+        try:
+            done = answered()
+        except KeyboardInterrupt:  # before the node answered: the goal may run all the same, so it is canceled
+            interrupted = True
+            out.write("\ncanceling the goal once the node answers it... (Ctrl-C again: stop waiting)\n")
+            out.flush()
+            try:
+                done = answered()
+            except KeyboardInterrupt:
+                print("step-planner send: stopped waiting; the goal may still be running", file=sys.stderr)
+                return 130
+        if not done:
             print(f"step-planner send: {args.node} did not answer the goal within {args.wait:g} s", file=sys.stderr)
             return 2
         handle = send_future.result()
         if not handle.accepted:
             print("step-planner send: the goal was rejected", file=sys.stderr)
             return 1
-        try:
-            response = wait_result(node, handle, on_spin=person.poll)
-        except KeyboardInterrupt:
-            out.write("\ncanceling the goal... (Ctrl-C again: stop waiting)\n")
-            out.flush()
+        response = None
+        if not interrupted:
             try:
-                cancel = handle.cancel_goal_async()
-                _spin_until(node, cancel, timeout=10.0)
-                response = wait_result(node, handle)
+                response = wait_result(node, handle, on_spin=person.poll)
+            except KeyboardInterrupt:
+                interrupted = True
+                out.write("\ncanceling the goal... (Ctrl-C again: stop waiting)\n")
+                out.flush()
+        if interrupted:
+            try:
+                response = cancel_and_wait(node, handle)
             except KeyboardInterrupt:
                 print("step-planner send: stopped waiting; the goal may still be running", file=sys.stderr)
                 return 130
