@@ -181,11 +181,11 @@ class RemoteController:
             return None
         joints = self.connection.joints()
         missing = [] if joints is not None and joints.received > self.lost_at else \
-            [f"no joint state on {self.connection.config.joint_states} since"]
+            [f"no joint state on {self.connection.config.joint_states} since it was lost"]
         missing += [f"the action server {name} is not available" for name in self.connection.missing_servers()]
         if missing:
-            return f"the robot is not back: {'; '.join(missing)} (lost {time.monotonic() - self.lost_at:.1f} s " \
-                   f"ago: {self.lost})"
+            return f"the robot is not back: {'; '.join(missing)} ({time.monotonic() - self.lost_at:.1f} s ago: " \
+                   f"{self.lost})"
         self.lost, self.closed_on = None, None
         return None
 
