@@ -100,7 +100,11 @@ class StepPlannerNode(Node):
 
     def __init__(self, node_name: str = "step_planner", **kwargs: Any) -> None:
         super().__init__(node_name, **kwargs)
-        params.declare_all(self)
+        try:
+            params.declare_all(self)  # a parameter it does not take stops the node here, naming it
+        except params.ParameterError:
+            Node.destroy_node(self)  # nothing of ours exists yet
+            raise
         self.add_on_set_parameters_callback(self._on_set_parameters)
         values = params.read_all(self)
         cfg = config_dir()
@@ -480,7 +484,11 @@ def main_node(argv: list[str] | None = None) -> int:
     except Exception as exc:  # rclpy's UnknownROSArgsError: say it like any other bad argument
         parser.error(f"bad ROS arguments: {exc}")
     parser.parse_args(own)  # --help prints and exits here, before any ROS context exists
-    return run_node(StepPlannerNode, ["step_planner_node", *args], quiesce=StepPlannerNode.stop_goals)
+    try:
+        return run_node(StepPlannerNode, ["step_planner_node", *args], quiesce=StepPlannerNode.stop_goals)
+    except params.ParameterError as exc:  # a misspelt or mistyped parameter: its name, no traceback
+        print(exc, file=sys.stderr)
+        return 2
 
 
 def main() -> None:

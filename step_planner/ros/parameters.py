@@ -1,5 +1,11 @@
 """The node's parameters: one table of specs, declared with descriptors, read into plain settings.
 
+``PARAMETERS`` is the single source: the node declares every entry with a ParameterDescriptor (type, range,
+read_only, description: what ``ros2 param describe`` shows), ``step_planner_node --help`` lists them, and a
+parameter given for the node that the table does not hold stops the node at start, naming it and the nearest
+declared name (:func:`declare_all`). generate_parameter_library, ros2_control's answer to the same problem, has
+no Python flavour on PyPI, so the table is plain Python.
+
 Defaults live here and in ``config/step_planner.yaml`` (a test keeps the two equal). LLM and planner
 settings are read when a goal starts, so a ``ros2 param set`` applies to the next goal; the backend and
 file paths are read-only (changing them means a different robot setup: restart the node). The API key is
@@ -8,6 +14,8 @@ never a parameter: ``llm.api_key_env`` names the environment variable that holds
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +150,48 @@ PARAMETERS: tuple[ParamSpec, ...] = (
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
+# Names that look like settings of this node but are not parameters: what to do instead.
+NOT_PARAMETERS = {
+    "safety": "the safety envelope is not set by parameters: write it in a YAML file (as config/safety.yaml) and "
+              "give its path as safety_file",
+}
+# backend moveit: MoveItPy inside the node reads its own parameters from the process's parameter files
+# (step_planner/ros/moveit_params.py: under /**, so they reach this node too; gazebo.launch.py gives MoveIt's
+# under this node's name). Names whose first part is none of ours and not close to one of ours are left to it.
+MOVEIT_BACKEND = "moveit"
+NEAR = 0.8  # difflib ratio above which an unknown first part is taken for a misspelling of one of ours
+
+
+class ParameterError(ValueError):
+    """Parameters given for the node that it cannot take: every problem, one a line, each naming the parameter."""
+
+    def __init__(self, node: str, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(f"{node}: {len(problems)} parameter problem{'s' if len(problems) > 1 else ''} (nothing "
+                         "was started; `step_planner_node --help` lists the parameters):\n"
+                         + "\n".join(f"  {p}" for p in problems))
+
+
+def undeclared(given: Iterable[str], declared: Iterable[str], backend: str = "") -> list[str]:
+    """One line for each name in ``given`` that is not in ``declared``, with the nearest declared name."""
+    declared = sorted(set(declared))
+    ours = sorted({name.split(".", 1)[0] for name in declared})
+    problems = []
+    for name in sorted(set(given) - set(declared)):
+        root = name.split(".", 1)[0]
+        if root in NOT_PARAMETERS:
+            problems.append(f"{name}: not a parameter of this node; {NOT_PARAMETERS[root]}")
+            continue
+        if backend == MOVEIT_BACKEND and root not in ours and not difflib.get_close_matches(root, ours, 1, NEAR):
+            continue  # MoveIt's (see MOVEIT_BACKEND)
+        near = difflib.get_close_matches(name, declared, n=1)
+        group = [n.split(".", 1)[1] for n in declared if n.startswith(root + ".")]
+        hint = f"; did you mean {near[0]}?" if near else f"; the {root}.* parameters are: {', '.join(group)}" \
+            if group else ""
+        problems.append(f"{name}: not a parameter of this node{hint}")
+    return problems
+
+
 def check(values: dict[str, Any]) -> list[str]:
     """Problems with a set of (name, value) pairs; unknown names are left to rclpy."""
     return [p for name, value in values.items() if name in SPECS and (p := SPECS[name].problem(value))]
@@ -179,44 +229,83 @@ def flatten_yaml(params_file: dict[str, Any]) -> dict[str, Any]:
 
 
 def declare_all(node) -> None:
-    """Declare every parameter on ``node`` with a descriptor (type, description, range, read_only)."""
+    """Declare every parameter on ``node`` with a descriptor, then check what the node was given.
+
+    Raises :class:`ParameterError` listing every problem at once: a given value of the wrong type, out of its
+    range or not one of its choices, and every name given for this node (``-p``, a ``--params-file`` section for
+    this node or ``/**``, the constructor's ``parameter_overrides``) that it does not declare. rclpy (Jazzy, 7.1)
+    has no public accessor for those given names: they are ``Node._parameter_overrides`` (rclpy/node.py:215-219:
+    rcl's overrides for this node's name, updated with the constructor's), read once here.
+    """
+    from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+
+    given = dict(getattr(node, "_parameter_overrides", {}))
+    problems = []
+    for spec in PARAMETERS:
+        try:
+            _declare(node, spec)
+        except (InvalidParameterTypeException, InvalidParameterValueException):
+            problems.append(_given_problem(spec, given[spec.name].value if spec.name in given else None))
+            continue
+        if (problem := spec.problem(read_one(node, spec))) is not None:
+            problems.append(problem)
+    backend = given["backend"].value if "backend" in given else SPECS["backend"].default
+    problems += undeclared(given, [*node.list_parameters([], 0).names, *SPECS], str(backend))
+    if problems:
+        raise ParameterError(node.get_fully_qualified_name(), problems)
+
+
+def _given_problem(spec: ParamSpec, value: Any) -> str:
+    """Why rclpy refused the value given for ``spec`` (its own message names types by enum)."""
+    kind = {bool: "true or false", int: "an integer", float: "a number with a decimal point",
+            list: "a list of strings"}.get(type(spec.default), "a string")
+    if isinstance(spec.default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return f"{spec.name}: {value!r} is an integer; this parameter is a double: write {float(value)!r}"
+    if spec.low is not None and isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            type(value) is type(spec.default):
+        return f"{spec.name} must be in [{spec.low:g}, {spec.high:g}], got {value!r}"
+    return f"{spec.name}: {value!r} is not {kind} (default {spec.default!r})"
+
+
+def _declare(node, spec: ParamSpec) -> None:
+    """Declare one parameter with its descriptor (type, description, range, read_only)."""
     from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
 
-    for spec in PARAMETERS:
-        extra = f" One of: {', '.join(spec.choices)}." if spec.choices else ""
-        descriptor = ParameterDescriptor(description=spec.description + extra, read_only=spec.read_only)
-        if isinstance(spec.default, bool):
-            descriptor.type = ParameterType.PARAMETER_BOOL
-        elif isinstance(spec.default, int):
-            descriptor.type = ParameterType.PARAMETER_INTEGER
-            if spec.low is not None:
-                descriptor.integer_range = [IntegerRange(from_value=int(spec.low), to_value=int(spec.high), step=0)]
-        elif isinstance(spec.default, float):
-            descriptor.type = ParameterType.PARAMETER_DOUBLE
-            if spec.low is not None:
-                descriptor.floating_point_range = [
-                    FloatingPointRange(from_value=float(spec.low), to_value=float(spec.high), step=0.0)
-                ]
-        elif isinstance(spec.default, list):
-            descriptor.type = ParameterType.PARAMETER_STRING_ARRAY
-        else:
-            descriptor.type = ParameterType.PARAMETER_STRING
-        if isinstance(spec.default, list):
-            from rclpy.exceptions import ParameterUninitializedException
-            from rclpy.parameter import Parameter
+    extra = f" One of: {', '.join(spec.choices)}." if spec.choices else ""
+    descriptor = ParameterDescriptor(description=spec.description + extra, read_only=spec.read_only)
+    if isinstance(spec.default, bool):
+        descriptor.type = ParameterType.PARAMETER_BOOL
+    elif isinstance(spec.default, int):
+        descriptor.type = ParameterType.PARAMETER_INTEGER
+        if spec.low is not None:
+            descriptor.integer_range = [IntegerRange(from_value=int(spec.low), to_value=int(spec.high), step=0)]
+    elif isinstance(spec.default, float):
+        descriptor.type = ParameterType.PARAMETER_DOUBLE
+        if spec.low is not None:
+            descriptor.floating_point_range = [
+                FloatingPointRange(from_value=float(spec.low), to_value=float(spec.high), step=0.0)
+            ]
+    elif isinstance(spec.default, list):
+        descriptor.type = ParameterType.PARAMETER_STRING_ARRAY
+    else:
+        descriptor.type = ParameterType.PARAMETER_STRING
+    if isinstance(spec.default, list):
+        from rclpy.exceptions import ParameterUninitializedException
+        from rclpy.parameter import Parameter
 
-            node.declare_parameter(spec.name, Parameter.Type.STRING_ARRAY, descriptor)
-            try:  # a params file cannot hold an empty list: unset means the (empty) default
-                node.get_parameter(spec.name)
-            except ParameterUninitializedException:
-                node.set_parameters([Parameter(spec.name, Parameter.Type.STRING_ARRAY, list(spec.default))])
-        else:
-            node.declare_parameter(spec.name, spec.default, descriptor)
+        node.declare_parameter(spec.name, Parameter.Type.STRING_ARRAY, descriptor)
+        try:  # a params file cannot hold an empty list: unset means the (empty) default
+            node.get_parameter(spec.name)
+        except ParameterUninitializedException:
+            node.set_parameters([Parameter(spec.name, Parameter.Type.STRING_ARRAY, list(spec.default))])
+    else:
+        node.declare_parameter(spec.name, spec.default, descriptor)
+
+
+def read_one(node, spec: ParamSpec) -> Any:
+    value = node.get_parameter(spec.name).value
+    return list(value) if isinstance(spec.default, list) else value
 
 
 def read_all(node) -> dict[str, Any]:
-    values = {}
-    for spec in PARAMETERS:
-        value = node.get_parameter(spec.name).value
-        values[spec.name] = list(value) if isinstance(spec.default, list) else value
-    return values
+    return {spec.name: read_one(node, spec) for spec in PARAMETERS}

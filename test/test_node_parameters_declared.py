@@ -1,0 +1,299 @@
+"""The node's parameters declared once (issue 37, part 5): descriptors as ``ros2 param describe`` shows them, and a
+parameter given for the node that it does not declare -- a misspelt ``-p``, a misspelt key of a ``--params-file``
+section for the node or ``/**`` -- stops it at start, naming the parameter and the nearest declared name.
+
+The node runs as ``step_planner_node`` does (its own process, as ``ros2 run`` and ``ros2 launch`` start it) for
+the command line and parameter files; in-process for the descriptors, read through its
+``describe_parameters`` service by an rclpy client as ``ros2 param describe`` reads them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from step_planner.ros import parameters as params
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "config"
+RCLPY_DECLARED = ("use_sim_time", "start_type_description_service")  # what rclpy's Node declares itself
+DECLARED = [*params.SPECS, *RCLPY_DECLARED]
+
+
+def _dotted(data: dict, prefix: str = "") -> list[str]:
+    out = []
+    for key, value in data.items():
+        out += _dotted(value, f"{prefix}{key}.") if isinstance(value, dict) and value else [f"{prefix}{key}"]
+    return out
+
+
+# ---- the check itself (no ROS) ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("given, expected", [
+    ("confirm_gaol", "confirm_gaol: not a parameter of this node; did you mean confirm_goal?"),
+    ("llm.mdoel", "llm.mdoel: not a parameter of this node; did you mean llm.model?"),
+    ("heartbeat_period", "heartbeat_period: not a parameter of this node; did you mean heartbeat_period_s?"),
+    ("planner.max_dept", "planner.max_dept: not a parameter of this node; did you mean planner.max_depth?"),
+    ("episodes.keep", "episodes.keep: not a parameter of this node; did you mean episodes.record?"),
+    ("sim.qqqqqqqqqqqq", "sim.qqqqqqqqqqqq: not a parameter of this node; the sim.* parameters are: "
+                         "joint_state_rate_hz, object_pose_rate_hz, realtime"),
+    ("unheard_of", "unheard_of: not a parameter of this node"),
+])
+def test_an_undeclared_name_is_named_with_the_nearest_declared_name(given, expected):
+    assert params.undeclared([given, "confirm_goal", "use_sim_time"], DECLARED, "symbolic") == [expected]
+
+
+def test_safety_settings_are_refused_saying_where_they_go():
+    (problem,) = params.undeclared(["safety.max_velocity_scalling"], DECLARED, "symbolic")
+    assert problem.startswith("safety.max_velocity_scalling: not a parameter of this node;")
+    assert "safety_file" in problem and "config/safety.yaml" in problem
+    (problem,) = params.undeclared(["safety.max_velocity_scaling"], DECLARED, "moveit")  # right spelling: still not
+    assert "safety_file" in problem
+
+
+def test_every_name_of_the_shipped_params_file_and_none_other_is_declared():
+    names = _dotted(yaml.safe_load((CONFIG / "step_planner.yaml").read_text())["/**"]["ros__parameters"])
+    assert len(names) >= 50 and params.undeclared(names, DECLARED) == []
+
+
+def _moveit_names(robot: str, tmp_path: Path) -> list[str]:
+    sys.path.insert(0, str(ROOT / "test"))
+    from moveit_support import moveit_parameters
+
+    return _dotted(moveit_parameters(robot, tmp_path))
+
+
+@pytest.mark.parametrize("robot", ["fr3", "panda"])
+def test_moveits_parameters_are_left_to_moveitpy_only_on_the_moveit_backend(robot, tmp_path):
+    """franka.launch.py writes MoveIt's parameters under /** for the in-process MoveItPy (moveit_params.py), so the
+    node gets them too: on the moveit backend they are MoveIt's; on any other backend nothing reads them."""
+    names = _moveit_names(robot, tmp_path)
+    assert len({n.split(".")[0] for n in names}) >= 3
+    assert params.undeclared(names, DECLARED, "moveit") == []
+    assert len(params.undeclared(names, DECLARED, "controllers")) == len(names)
+    # the moveit backend still refuses a misspelling of one of ours
+    assert params.undeclared([*names, "confirm_gaol", "moveit.robto", "markers.fram"], DECLARED, "moveit") == [
+        "confirm_gaol: not a parameter of this node; did you mean confirm_goal?",
+        "markers.fram: not a parameter of this node; did you mean markers.frame?",
+        "moveit.robto: not a parameter of this node; did you mean moveit.robot?"]
+
+
+def test_moveit_roots_of_move_group_configs_are_not_taken_for_ours():
+    """Top-level names a MoveItConfigsBuilder(...).to_dict() gives (gazebo.launch.py hands it to the node): none is
+    within the misspelling distance of one of ours."""
+    roots = ["robot_description", "robot_description_semantic", "robot_description_kinematics",
+             "robot_description_planning", "planning_pipelines", "default_planning_pipeline", "ompl", "chomp", "stomp",
+             "pilz_industrial_motion_planner", "moveit_controller_manager", "moveit_simple_controller_manager",
+             "moveit_manage_controllers", "trajectory_execution", "planning_scene_monitor_options",
+             "plan_request_params", "publish_planning_scene", "publish_geometry_updates", "publish_state_updates",
+             "publish_transforms_updates", "publish_robot_description", "publish_robot_description_semantic",
+             "sensors", "octomap_frame", "octomap_resolution", "max_range", "capabilities", "disable_capabilities",
+             "monitor_dynamics", "allow_trajectory_execution", "ompl_rrtc", "pilz_lin", "joint_limits"]
+    assert params.undeclared([f"{r}.x" for r in roots], DECLARED, "moveit") == []
+
+
+def _launch_parameter_names(path: Path) -> set[str]:
+    """Keys of the dict literals a launch file gives the node (``extra_parameters=[...]``, names resolved to the
+    dicts they are assigned in the file)."""
+    tree = ast.parse(path.read_text())
+    assigned = {t.id: n.value for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+                if isinstance(t, ast.Name) and isinstance(n.value, ast.Dict)}
+    names = set()
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "step_planner_node":
+            for keyword in call.keywords:
+                if keyword.arg != "extra_parameters":
+                    continue
+                for item in ast.walk(keyword.value):
+                    item = assigned.get(item.id, item) if isinstance(item, ast.Name) else item
+                    if isinstance(item, ast.Dict):
+                        names |= {k.value for k in item.keys if isinstance(k, ast.Constant)}
+    return names
+
+
+def test_the_launch_files_give_the_node_only_declared_parameters():
+    """launch_common's own overrides are checked in test_launch_files; here the ones each launch file adds."""
+    found = {}
+    for path in sorted((ROOT / "launch").glob("*.launch.py")):
+        found[path.name] = names = _launch_parameter_names(path)
+        assert params.undeclared(names, DECLARED) == [], path.name
+    assert {"use_sim_time", "controllers.robot"} <= found["gazebo.launch.py"]
+    assert {"moveit.robot", "markers.frame"} <= found["franka.launch.py"]
+
+
+# ---- the node ---------------------------------------------------------------------------------------------------
+
+NODE = Path(sys.executable).with_name("step_planner_node")
+
+
+def _node_command(name: str, *ros_args: str) -> list[str]:
+    start = [str(NODE)] if NODE.exists() else [sys.executable, "-m", "step_planner.cli", "node"]
+    return [*start, "--ros-args", "-r", f"__node:={name}", *ros_args]
+
+
+def _run_node(name: str, *ros_args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(_node_command(name, *ros_args), capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def _name() -> str:
+    return f"step_planner_params_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.mark.ros
+def test_a_misspelt_parameter_on_the_command_line_stops_the_node_naming_it():
+    pytest.importorskip("step_planner_interfaces")
+    name = _name()
+    done = _run_node(name, "-p", "confirm_gaol:=true", "-p", "safety.max_velocity_scalling:=0.05",
+                     "-p", "llm.timeout_s:=30", "-p", "max_queue:=99")
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert "Traceback" not in done.stderr and "ready:" not in done.stderr + done.stdout
+    assert lines[0].startswith(f"/{name}: 4 parameter problems (nothing was started")
+    assert "  confirm_gaol: not a parameter of this node; did you mean confirm_goal?" in lines
+    assert any(line.startswith("  safety.max_velocity_scalling: not a parameter") and "safety_file" in line
+               for line in lines)
+    assert "  llm.timeout_s: 30 is an integer; this parameter is a double: write 30.0" in lines
+    assert "  max_queue must be in [1, 32], got 99" in lines
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("section", ["own", "wildcard"])
+def test_a_misspelt_key_in_a_params_file_stops_the_node_naming_it(section, tmp_path):
+    pytest.importorskip("step_planner_interfaces")
+    name = _name()
+    shipped = yaml.safe_load((CONFIG / "step_planner.yaml").read_text())["/**"]["ros__parameters"]
+    shipped["planner"]["max_dept"] = shipped["planner"].pop("max_depth")
+    shipped["confirm_goal"] = "yes please"  # a string for a bool
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({name if section == "own" else "/**": {"ros__parameters": shipped}}))
+    done = _run_node(name, "--params-file", str(path))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith(f"/{name}: 2 parameter problems"), done.stderr
+    assert "  planner.max_dept: not a parameter of this node; did you mean planner.max_depth?" in lines
+    assert "  confirm_goal: 'yes please' is not true or false (default False)" in lines
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_the_shipped_params_file_with_a_launch_files_overrides_starts_the_node(tmp_path):
+    """config/step_planner.yaml as the launch files give it, with their -p style overrides: the node gets ready, and
+    stops on SIGINT with exit code 0."""
+    pytest.importorskip("step_planner_interfaces")
+    node = subprocess.Popen(
+        _node_command(_name(), "--params-file", str(CONFIG / "step_planner.yaml"), "-p", "llm.offline:=true",
+                      "-p", "confirm_goal:=false", "-p", "approval_mode:=false", "-p", "use_sim_time:=false",
+                      "-p", "controllers.robot:=fr3", "-p", f"episodes.folder:={tmp_path}"),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    output = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = node.stdout.readline()
+            if not line:
+                break
+            output.append(line)
+            if "ready:" in line:
+                break
+        assert any("ready:" in line for line in output), "".join(output)
+        node.send_signal(signal.SIGINT)
+        assert node.wait(30) == 0, "".join(output) + node.stdout.read()
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.wait(10)
+
+
+@pytest.mark.ros
+def test_in_process_overrides_are_checked_and_moveits_pass_on_the_moveit_backend(tmp_path):
+    pytest.importorskip("step_planner_interfaces")
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from step_planner.ros.node import StepPlannerNode
+
+    sys.path.insert(0, str(ROOT / "test"))
+    from moveit_support import moveit_parameters
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        with pytest.raises(params.ParameterError) as error:
+            StepPlannerNode(_name(), context=context, parameter_overrides=[Parameter("confirm_gaol", value=True)])
+        assert error.value.problems == ["confirm_gaol: not a parameter of this node; did you mean confirm_goal?"]
+        moveit = [Parameter(n, value=v) for n, v in _flat(moveit_parameters("fr3", tmp_path)).items()]
+        node = StepPlannerNode(_name(), context=context, parameter_overrides=[
+            *moveit, Parameter("backend", value="moveit"), Parameter("moveit.robot", value="fr3"),
+            Parameter("episodes.folder", value=str(tmp_path))])
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+def _flat(data: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        elif value != []:  # rclpy cannot type an empty list
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+@pytest.mark.ros
+def test_describe_parameters_shows_every_descriptor_as_ros2_param_describe_does(tmp_path):
+    pytest.importorskip("step_planner_interfaces")
+    import rclpy
+    from rcl_interfaces.msg import ParameterType
+    from rcl_interfaces.srv import DescribeParameters
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.parameter import Parameter
+
+    from step_planner.ros.node import StepPlannerNode
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    name = _name()
+    executor = MultiThreadedExecutor(context=context)
+    try:
+        node = StepPlannerNode(name, context=context,
+                               parameter_overrides=[Parameter("episodes.folder", value=str(tmp_path))])
+        client_node = rclpy.create_node(f"{name}_client", context=context)
+        executor.add_node(node)
+        executor.add_node(client_node)
+        client = client_node.create_client(DescribeParameters, f"/{name}/describe_parameters")
+        assert client.wait_for_service(timeout_sec=15)
+        future = client.call_async(DescribeParameters.Request(names=list(params.SPECS)))
+        executor.spin_until_future_complete(future, timeout_sec=15)
+        descriptors = {d.name: d for d in future.result().descriptors}
+        kinds = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
+                 float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING,
+                 list: ParameterType.PARAMETER_STRING_ARRAY}
+        assert set(descriptors) == set(params.SPECS)
+        for spec in params.PARAMETERS:
+            d = descriptors[spec.name]
+            assert d.type == kinds[type(spec.default)], spec.name
+            assert d.description.startswith(spec.description) and d.read_only == spec.read_only, spec.name
+            if spec.low is not None and isinstance(spec.default, int):
+                assert [(r.from_value, r.to_value) for r in d.integer_range] == [(spec.low, spec.high)], spec.name
+            elif spec.low is not None:
+                assert [(r.from_value, r.to_value) for r in d.floating_point_range] == [(spec.low, spec.high)]
+        assert descriptors["backend"].read_only and "One of: symbolic, sim, controllers, moveit." in \
+            descriptors["backend"].description
+        client_node.destroy_node()
+        node.destroy_node()
+    finally:
+        executor.shutdown()
+        rclpy.try_shutdown(context=context)
