@@ -53,7 +53,8 @@ RESULT_TAKE_S = 1.0  # after a stop canceled goals: time for their clients to ta
 class StepPlannerNode(Node):
     """Plans and executes natural-language goals with a STEP subgoal tree.
 
-    Parameters (see ``config/step_planner.yaml`` and ``ros2 param describe``):
+    Parameters (declared from ``step_planner.ros.parameters.PARAMETERS``; see ``config/step_planner.yaml`` and
+    ``ros2 param describe``; one given for the node that it does not declare stops it at start, naming it):
         backend (str, read-only): symbolic | sim | controllers | moveit
         controllers.robot, controllers.boundary_file (str, read-only): backend controllers' robot boundary
         moveit.robot, moveit.config_file (str, read-only): backend moveit's robot and config/franka.yaml
