@@ -297,3 +297,102 @@ def test_describe_parameters_shows_every_descriptor_as_ros2_param_describe_does(
     finally:
         executor.shutdown()
         rclpy.try_shutdown(context=context)
+
+
+def _misspell(word: str) -> str:
+    i = next((i for i in range(1, len(word) - 1) if word[i] != word[i + 1] and "_" not in word[i:i + 2]), None)
+    return word + "x" if i is None else word[:i] + word[i + 1] + word[i] + word[i + 2:]
+
+
+def _start(context_args: list[str], overrides=()):
+    """StepPlannerNode in a context initialised with ``context_args`` (as ``step_planner_node`` initialises
+    rclpy with its command line): the ParameterError it raises, or None when it started (then destroyed)."""
+    import rclpy
+
+    from step_planner.ros.node import StepPlannerNode
+
+    context = rclpy.Context()
+    rclpy.init(args=["step_planner_node", "--ros-args", *context_args], context=context)
+    try:
+        StepPlannerNode(_name(), context=context, parameter_overrides=list(overrides)).destroy_node()
+    except params.ParameterError as exc:
+        return exc
+    finally:
+        rclpy.try_shutdown(context=context)
+    return None
+
+
+def _shipped() -> dict:
+    return yaml.safe_load((CONFIG / "step_planner.yaml").read_text())["/**"]["ros__parameters"]
+
+
+def _rename(data: dict, path: list[str], new: str) -> None:
+    *groups, last = path
+    for group in groups:
+        data = data[group]
+    data[new] = data.pop(last)
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("level", ["leaf", "group"])
+def test_every_key_of_the_shipped_params_file_misspelt_is_refused_by_name(level, tmp_path):
+    """Every leaf key of config/step_planner.yaml (or every group: llm, planner, ...) misspelt, all in one file:
+    one refusal naming each of them, and the declared name it was meant to be."""
+    pytest.importorskip("step_planner_interfaces")
+    data = _shipped()
+    names = _dotted(data)
+    expected = {}
+    if level == "leaf":
+        for name in names:
+            *groups, last = name.split(".")
+            wrong = ".".join([*groups, _misspell(last)])
+            _rename(data, name.split("."), _misspell(last))
+            expected[wrong] = name
+    else:
+        for group in sorted({n.split(".")[0] for n in names if "." in n}):
+            _rename(data, [group], _misspell(group))
+            expected |= {_misspell(group) + n[len(group):]: n for n in names if n.startswith(group + ".")}
+    path = tmp_path / "misspelt.yaml"
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": data}}))
+    error = _start(["--params-file", str(path)])
+    assert error is not None
+    refused = {p.split(":", 1)[0]: p for p in error.problems}
+    assert set(refused) == set(expected), set(refused) ^ set(expected)
+    assert len(expected) >= (50 if level == "leaf" else 8)
+    for wrong, meant in expected.items():
+        assert refused[wrong] == f"{wrong}: not a parameter of this node; did you mean {meant}?"
+
+
+@pytest.mark.ros
+def test_every_key_of_the_shipped_params_file_with_a_wrong_type_is_refused_by_name(tmp_path):
+    pytest.importorskip("step_planner_interfaces")
+    data = _shipped()
+    wrong_values = {bool: "maybe", int: "many", float: "fast", str: 7, list: "control_flow"}
+
+    def wrong(node: dict) -> None:
+        for key, value in node.items():
+            if isinstance(value, dict):
+                wrong(value)
+            elif type(value) in wrong_values:
+                node[key] = wrong_values[type(value)]
+
+    wrong(data)
+    path = tmp_path / "wrong_types.yaml"
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": data}}))
+    error = _start(["--params-file", str(path)])
+    names = _dotted(_shipped())
+    refused = {p.split(":", 1)[0].split(" ", 1)[0]: p for p in error.problems}
+    assert set(refused) == set(names), set(refused) ^ set(names)
+    assert "scene: 7 is not a string (default 'drawer_desk')" in error.problems
+    assert "max_queue: 'many' is not an integer (default 4)" in error.problems
+    assert "approval_mode: 'maybe' is not true or false (default False)" in error.problems
+    assert "planner.features: 'control_flow' is not a list of strings (default [])" in error.problems
+
+
+@pytest.mark.ros
+def test_the_shipped_params_file_alone_starts_the_node_in_process(tmp_path):
+    pytest.importorskip("step_planner_interfaces")
+    from rclpy.parameter import Parameter
+
+    assert _start(["--params-file", str(CONFIG / "step_planner.yaml")],
+                  [Parameter("episodes.folder", value=str(tmp_path))]) is None
