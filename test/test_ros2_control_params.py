@@ -6,14 +6,15 @@ without a word. Here every key under each node's ``ros__parameters`` must exist 
 configures -- the controller manager, or the controller whose type the manager's section names -- as
 generate_parameter_library files and C++ read them upstream (test/data/upstream_params/, with repository, branch
 and commit in its README), map-of-joints keys (``constraints.<joint>.goal``, ``gains.<joint>.p``) against the
-section's ``joints``, and values of the declared type. A controller type with no stored declarations must be listed
-in NOT_CHECKED, with the reason.
+section's ``joints``, and values of the declared type and validators (comparisons, one_of, not_empty, unique).
+A controller type with no stored declarations must be listed in NOT_CHECKED, with the reason.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,11 @@ def _merge(into: dict, other: dict) -> dict:
 
 def declarations(files: tuple[str, ...]) -> dict:
     """One declaration tree from generate_parameter_library files (``file`` or ``file:top key``)."""
+    return copy.deepcopy(_declarations(files))
+
+
+@functools.cache
+def _declarations(files: tuple[str, ...]) -> dict:
     tree: dict = {}
     for spec in files:
         name, _, key = spec.partition(":")
@@ -84,6 +90,28 @@ def type_ok(declared: str, value: Any) -> bool:
                 option in ("int", "double") and isinstance(value, bool)):
             return True
     return False
+
+
+COMPARE = {"gt": (lambda v, a: v > a, ">"), "gt_eq": (lambda v, a: v >= a, ">="),
+           "lt": (lambda v, a: v < a, "<"), "lt_eq": (lambda v, a: v <= a, "<=")}
+
+
+def invalid(name: str, validation: dict, value: Any) -> str | None:
+    """The first of the declaration's comparisons, one_of, not_empty and unique validators that ``value`` fails
+    (generate_parameter_library's names; ``<>`` marks its templated forms). Others (size_gt, subset_of, ...) are
+    not checked here."""
+    for rule, argument in validation.items():
+        rule = rule.removesuffix("<>")
+        arg = argument[0] if isinstance(argument, list) and len(argument) == 1 else argument
+        if rule in COMPARE and isinstance(value, (int, float)) and not COMPARE[rule][0](value, arg):
+            return f"{name}: {value!r} fails the declared {COMPARE[rule][1]} {arg!r}"
+        if rule == "one_of" and value not in arg:
+            return f"{name}: {value!r} is not one of {arg}"
+        if rule == "not_empty" and not value:
+            return f"{name}: must not be empty"
+        if rule == "unique" and isinstance(value, list) and len(set(value)) != len(value):
+            return f"{name}: {value!r} repeats an entry"
+    return None
 
 
 def flatten(data: dict, prefix: str = "") -> dict[str, Any]:
@@ -176,6 +204,8 @@ def check(document: dict) -> tuple[list[str], dict[str, str]]:
                 leaf = _leaf(tree, name, params)
                 if not type_ok(leaf["type"], value):
                     problem = f"{name}: {value!r} is not of the declared type {leaf['type']}"
+                else:
+                    problem = invalid(name, leaf.get("validation") or {}, value)
             if problem:
                 problems.append(f"{node}: {problem}")
     return problems, unchecked
@@ -251,6 +281,10 @@ def test_a_misspelt_goal_time_fails_naming_it_and_the_declared_name():
     ("gains.panda_joint1.pp", 1.0, "gains.panda_joint1.pp: not declared; did you mean p?"),
     ("allow_partial_joints_goal", "yes", "allow_partial_joints_goal: 'yes' is not of the declared type bool"),
     ("constraints", 0.1, "constraints: a group, not a parameter"),
+    ("constraints.goal_time", -1.0, "constraints.goal_time: -1.0 fails the declared >= 0.0"),
+    ("action_monitor_rate", 0.0, "action_monitor_rate: 0.0 fails the declared >= 0.1"),
+    ("interpolation_method", "cubic", "interpolation_method: 'cubic' is not one of ['splines', 'none']"),
+    ("state_interfaces", ["position", "position"], "state_interfaces: ['position', 'position'] repeats an entry"),
 ])
 def test_map_of_joints_keys_and_types_are_checked(key, value, expected):
     document = yaml.safe_load((ROOT / "config" / "ros2_controllers_panda.yaml").read_text())
