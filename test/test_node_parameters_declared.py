@@ -66,7 +66,6 @@ def test_every_name_of_the_shipped_params_file_and_none_other_is_declared():
 
 
 def _moveit_names(robot: str, tmp_path: Path) -> list[str]:
-    sys.path.insert(0, str(ROOT / "test"))
     from moveit_support import moveit_parameters
 
     return _dotted(moveit_parameters(robot, tmp_path))
@@ -220,12 +219,10 @@ def test_the_shipped_params_file_with_a_launch_files_overrides_starts_the_node(t
 def test_in_process_overrides_are_checked_and_moveits_pass_on_the_moveit_backend(tmp_path):
     pytest.importorskip("step_planner_interfaces")
     import rclpy
+    from moveit_support import moveit_parameters
     from rclpy.parameter import Parameter
 
     from step_planner.ros.node import StepPlannerNode
-
-    sys.path.insert(0, str(ROOT / "test"))
-    from moveit_support import moveit_parameters
 
     context = rclpy.Context()
     rclpy.init(context=context)
