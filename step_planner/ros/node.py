@@ -26,7 +26,7 @@ from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.safety import SafetyEnvelope
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
-from step_planner.execution.factory import make_executor
+from step_planner.execution.factory import BackendUnavailable, check_libraries, make_executor
 from step_planner.planner.person import Ask, AskKind, Desk, Reply, ReplyKind
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.runner import validate_instruction
@@ -107,6 +107,7 @@ class StepPlannerNode(Node):
         self.library = PrimitiveLibrary.load(values["primitives_file"] or cfg / "primitives.yaml")
         self.envelope = SafetyEnvelope.load(values["safety_file"] or cfg / "safety.yaml")
         self.backend = values["backend"]
+        check_libraries(self.backend)  # a backend whose modules are missing stops the node here, not at the first goal
         self.arbiter = GoalArbiter(values["goal_policy"], values["max_queue"])
         self.perception = PerceptionBuffer()
         self._tickets: dict[bytes, Ticket] = {}
@@ -480,7 +481,11 @@ def main_node(argv: list[str] | None = None) -> int:
     except Exception as exc:  # rclpy's UnknownROSArgsError: say it like any other bad argument
         parser.error(f"bad ROS arguments: {exc}")
     parser.parse_args(own)  # --help prints and exits here, before any ROS context exists
-    return run_node(StepPlannerNode, ["step_planner_node", *args], quiesce=StepPlannerNode.stop_goals)
+    try:
+        return run_node(StepPlannerNode, ["step_planner_node", *args], quiesce=StepPlannerNode.stop_goals)
+    except BackendUnavailable as exc:  # at start (check_libraries): one line, no traceback, exit code 1
+        print(f"step_planner_node: {exc}", file=sys.stderr)
+        return 1
 
 
 def main() -> None:
