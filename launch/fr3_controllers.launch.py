@@ -134,7 +134,8 @@ def launch_setup(context) -> list:
                  parameters=[{"robot_ip": robot_ip, "joint_names": ["fr3_finger_joint1", "fr3_finger_joint2"]},
                              gripper_config], on_exit=Shutdown()),
         ]
-    return [*nodes, step_planner_node(extra_parameters=[{"backend": "controllers", "controllers.robot": "fr3"}])]
+    return [*nodes, step_planner_node(extra_parameters=[{"backend": "controllers", "controllers.robot": "fr3",
+                                                         "controllers.fake_hardware": fake}])]
 
 
 def generate_launch_description() -> LaunchDescription:

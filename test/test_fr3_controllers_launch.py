@@ -65,8 +65,8 @@ def test_it_brings_up_the_fr3_and_the_node_on_the_controllers_backend(tmp_path):
     entities, started, error, xacro = launch(tmp_path, {"robot_ip": "172.16.0.2"})
     assert error is None, error
     (node,) = by_executable(started, "step_planner_node")
-    assert {"backend": "controllers", "controllers.robot": "fr3"} in node.parameters
-    assert {"backend", "controllers.robot"} <= set(SPECS)
+    assert {"backend": "controllers", "controllers.robot": "fr3", "controllers.fake_hardware": False} in node.parameters
+    assert {"backend", "controllers.robot", "controllers.fake_hardware"} <= set(SPECS)
     expected = ("franka_arm.urdf.xacro", {"hand": "true", "robot_type": "fr3", "ee_id": "franka_hand",
                                           "robot_ip": "172.16.0.2", "use_fake_hardware": "false",
                                           "fake_sensor_commands": "false"})

@@ -162,6 +162,8 @@ def test_fr3_controllers_runs_fake_hardware_as_upstream_with_a_gripper_that_serv
     assert hand.package == "step_planner" and hand.node_name == "franka_gripper"
     assert hand.parameters == [{"fake_hardware": True}]
     assert not [n for n in started if n.executable == "franka_gripper_node"]
+    (node,) = [n for n in started if n.executable == "step_planner_node"]
+    assert {"backend": "controllers", "controllers.robot": "fr3", "controllers.fake_hardware": True} in node.parameters
 
 
 def long_running(node: Node) -> bool:

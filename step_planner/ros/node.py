@@ -56,6 +56,7 @@ class StepPlannerNode(Node):
     Parameters (see ``config/step_planner.yaml`` and ``ros2 param describe``):
         backend (str, read-only): symbolic | sim | controllers | moveit
         controllers.robot, controllers.boundary_file (str, read-only): backend controllers' robot boundary
+        controllers.fake_hardware (bool, read-only): the robot is franka_ros2's fake hardware (homing said at start)
         moveit.robot, moveit.config_file (str, read-only): backend moveit's robot and config/franka.yaml
         scene (str): scene for symbolic/sim goals that name none
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
@@ -320,6 +321,8 @@ class StepPlannerNode(Node):
                        "config_path": self.get_parameter(config_file).value or None}
             if self.backend == "moveit":
                 options["namespace"] = self.get_namespace()  # MoveItPy and the gripper in the node's namespace
+            else:
+                options["fake_hardware"] = bool(self.get_parameter("controllers.fake_hardware").value)
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
 
