@@ -5,7 +5,8 @@ __ns:=/robot1`` on the process's command line. A helper node the product makes i
 that parses the command line (rclpy.init without ``args``) takes the same global remappings: two nodes named
 ``/robot1/step_planner``. Here the node runs as a process with exactly those arguments on each backend that runs
 here (symbolic; sim, the in-process MuJoCo; controllers against the MuJoCo robot in another process), is given a
-dry-run goal (the controllers backend connects to the robot then, making its helper node), and the graph is read.
+dry-run goal naming no scene (the controllers backend then connects to the robot to observe its world, making its
+helper node), and the graph is read.
 The in-process helpers (the controllers connection, the MoveIt backend's ROS link, the HMI's link, the bench's
 robot truth) are also made under a process command line with those remappings and must keep their own names.
 """
@@ -67,7 +68,7 @@ def test_one_node_of_the_launch_name_on_every_backend(backend, tmp_path):
         stdout=log, stderr=subprocess.STDOUT, env=env(), stdin=subprocess.DEVNULL)
     try:
         sent = subprocess.run([sys.executable, "-m", "step_planner.cli", "send", TASK, "--node",
-                               "/robot1/step_planner", "--dry-run", "--scene", "drawer_desk", "--wait", "60",
+                               "/robot1/step_planner", "--dry-run", "--wait", "60",
                                "--quiet", "--no-input"],
                               capture_output=True, text=True, timeout=180, env=env(), stdin=subprocess.DEVNULL)
         assert "outcome:" in sent.stdout, (sent.stdout, sent.stderr, (tmp_path / "node.log").read_text()[-3000:])
