@@ -130,7 +130,10 @@ def refuse_unknown(context, file_name: str, declared: list[str]) -> None:
     """Stop the launch when an argument the file does not declare was given: launch sets every ``name:=value`` of
     the command line as a launch configuration, declared or not (ros2/launch jazzy,
     launch/actions/include_launch_description.py:183-190, which ros2 launch uses for the command line), and
-    ignores those nothing reads. Run first, before any configuration of the file's own is set."""
+    ignores those nothing reads. Run after the file's declarations, before anything else. Launch configurations are
+    shared by every file of a launch unless scoped: a launch file including one of these should do it inside
+    ``GroupAction(..., scoped=True, forwarding=False)``, passing what it means as the include's launch_arguments,
+    or its own configurations count as arguments given here."""
     unknown = sorted(set(context.launch_configurations) - set(declared))
     if unknown:
         raise RefusedArguments(f"{file_name} does not take {', '.join(f'{n}:=' for n in unknown)} "
