@@ -1,14 +1,18 @@
 """How fast does a cancel stop the arm when the arm is a robot across ROS?
 
     python benchmarks/controllers_cancel.py --runs 24
+    python benchmarks/controllers_cancel.py --runs 12 --servo fr3_effort
 
-The controllers backend drives the MuJoCo robot (``step-planner mujoco-robot``, real-time pace, its own process).
+The controllers backend drives the MuJoCo robot (``step-planner mujoco-robot``, real-time pace, its own process)
+in one servo mode, chosen as benchmarks/servo_modes.py chooses it (``-p servo:=<mode>``, execution/sim/servo.py):
+``ideal`` (the robot's default: the MuJoCo PD; the Panda), ``gazebo`` (gz_ros2_control's position loop; the Panda),
+``fr3_effort`` (franka_ros2's effort PID; the FR3 entry of robot_boundary.yaml).
 Each run starts a primitive (open_drawer, pick, close_drawer in turn; no planner, no LLM), waits until the arm
 moves faster than 0.2 rad/s plus a random 0-0.6 s, then sets the primitive's cancel event from another thread:
 what the node's cancel callback does when an ExecuteTask cancel arrives. The backend cancels its
 FollowJointTrajectory goal and joint_trajectory_controller holds the arm (JTC.cpp:1429-1450). Measured from
 ``cancel.set()`` to the first /joint_states message (received by this process) in which every arm joint moves
-slower than 0.01 rad/s, and to the primitive's CANCELED return.
+slower than 0.01 rad/s (looked for until 2 s after the return), and to the primitive's CANCELED return.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 FAST = 0.2  # rad/s: the arm is in motion
 STILL = 0.01  # rad/s: the arm has stopped
+WINDOW_S = 2.0  # s after the primitive returned in which the still sample is looked for (a slower stop is "not still")
 CALLS = ("open_drawer(drawer)", "pick(tape)", "close_drawer(drawer)")
 
 
@@ -34,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--runs", type=int, default=24)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--realtime-factor", type=float, default=1.0, help="the MuJoCo robot's pace")
+    parser.add_argument("--servo", default="ideal", choices=("ideal", "gazebo", "fr3_effort"),
+                        help="the MuJoCo robot's servo mode (ideal: its default; fr3_effort drives the FR3)")
     return parser
 
 
@@ -57,10 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     library = PrimitiveLibrary.load(config_path("primitives.yaml"))
     world = load_scene(config_path("scenes", "drawer_desk.yaml"))
-    config = BoundaryConfig.load(config_path("robot_boundary.yaml"))
+    robot = "fr3" if args.servo == "fr3_effort" else "panda"  # as benchmarks/servo_modes.py chooses it
+    config = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot)
     print("No planner and no answers at all (NOT an LLM): primitives run directly. The MuJoCo robot at real-time "
           f"factor {args.realtime_factor} "
-          f"in another process; {args.runs} cancels.\n")
+          f"in another process, robot {robot}, servo {args.servo}; {args.runs} cancels.\n")
     samples: list[tuple[float, float, str]] = []  # (received, fastest arm joint's speed, its name)
     lock = threading.Lock()
 
@@ -70,12 +78,12 @@ def main(argv: list[str] | None = None) -> int:
             samples.append((time.monotonic(), speed, joint))
 
     stops, returns, codes, at_cancel = [], [], [], []
-    with RobotProcess(realtime_factor=args.realtime_factor, scene="drawer_desk"):
+    with RobotProcess(realtime_factor=args.realtime_factor, scene="drawer_desk", robot=robot, servo=args.servo):
         connection = RobotConnection(config, node_name="controllers_cancel_bench")
         connection.node.create_subscription(JointState, config.joint_states, on_joints, 100)
         try:
             connection.wait_ready(60.0)
-            executor = make_executor("controllers", library, world, connection=connection,
+            executor = make_executor("controllers", library, world, connection=connection, robot=robot,
                                      load_scene="/mujoco_robot/load_scene")
             for run in range(args.runs):
                 call = library.parse_call_text(CALLS[run % len(CALLS)])
@@ -113,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 t_set = stamp["set"]
                 returns.append(returned - t_set)
-                time.sleep(0.3)
+                time.sleep(WINDOW_S)
                 with lock:
                     after = [(t, s, j) for t, s, j in samples if t > t_set]
                     before = [(s, j) for t, s, j in samples if t <= t_set]
@@ -133,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{codes.count('CANCELED')}/{len(codes)} primitives CANCELED (others: {others}; a primitive can end before "
           f"its cancel)")
     print(f"cancel.set() -> every arm joint below {STILL} rad/s on /joint_states: {ms(stops)} (n={len(stops)}; "
-          f"target: within 200 ms)")
+          f"target: within 100 ms)")
+    print(f"canceled runs whose arm was not below {STILL} rad/s within {WINDOW_S:g} s of the return: "
+          f"{len(returns) - len(stops)}")
     print(f"cancel.set() -> the primitive returned CANCELED: {ms(returns)}")
     if at_cancel:
         print(f"fastest arm joint at the cancel: median {statistics.median(at_cancel):.2f} rad/s, "

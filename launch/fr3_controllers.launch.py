@@ -1,86 +1,144 @@
 """step_planner on the FR3 through the controllers backend: franka_ros2's bring-up with the arm controller we ship.
 
     ros2 launch step_planner fr3_controllers.launch.py robot_ip:=<ip>     # approval mode first: approval_mode:=true
+    ros2 launch step_planner fr3_controllers.launch.py use_fake_hardware:=true     # without the arm
+
+The robot's arguments are franka_bringup's (franka_bringup/launch/franka.launch.py, ``FBL``: robot_type, robot_ip,
+load_gripper, use_fake_hardware, fake_sensor_commands, namespace, arm_prefix, joint_state_rate) with its defaults,
+except where launch_common.FRANKA_DIFFERENCES says why; booleans read as franka_ros2 reads them (true/false in any
+case); ``robot:=`` still works, with a deprecation warning. What this file cannot honour stops the launch before
+anything starts, with a message: an argument it does not declare, robot_type other than fr3, a namespace (the
+boundary's action and topic names, config/robot_boundary.yaml, are absolute), arm_prefix, load_gripper:=false, a
+backend other than controllers.
 
 What it starts is franka_fr3_moveit_config/launch/moveit.launch.py's bring-up (frankarobotics/franka_ros2@29cb85a,
 ``FML``) without MoveIt: robot_state_publisher on franka_bringup's franka_arm.urdf.xacro (FML:82-92, 204-211),
 ros2_control_node with config/ros2_controllers_fr3.yaml (fr3_arm_controller: joint_trajectory_controller on the
-effort interface with franka's gains, and joint_state_broadcaster; joint states remapped to franka/joint_states,
-FML:218-229), spawners for both (FML:232-244), joint_state_publisher merging franka/joint_states and
-franka_gripper/joint_states into joint_states (FML:246-253 with the gripper node's real name), franka_gripper's own
-gripper.launch.py (franka_gripper/launch/gripper.launch.py:25-62: the node ``franka_gripper`` on the arm's address),
-and the node on the ``controllers`` backend with ``controllers.robot: fr3``, whose actions and joint names are
-config/robot_boundary.yaml's fr3 entry (test/test_fr3_controllers_launch.py checks they agree with this file and
-the controllers file).
+effort interface with franka's gains, joint_state_broadcaster and franka_robot_state_broadcaster; joint states
+remapped to franka/joint_states, FML:218-229), spawners for them (FML:232-244, 255-262), joint_state_publisher
+merging franka/joint_states and franka_gripper/joint_states into joint_states at joint_state_rate (FML:246-253 with
+the gripper node's real name, FBL:121-125), franka_gripper's node as franka_gripper/launch/gripper.launch.py:42-51
+starts it, and the node on the ``controllers`` backend with ``controllers.robot: fr3``, whose actions and joint
+names are config/robot_boundary.yaml's fr3 entry (test/test_fr3_controllers_launch.py checks they agree with this
+file and the controllers file).
+
+use_fake_hardware:=true runs the arm as upstream does (franka_arm.urdf.xacro with use_fake_hardware: mock
+components; no franka_robot_state_broadcaster, FBL:174-188), with a position-commanded fr3_arm_controller
+(config/fr3_moveit/fake_hardware_controllers.yaml: the mock hardware does not turn effort into motion), and this
+package's mock franka_gripper, since upstream's fake gripper (gripper.launch.py:52-60,
+fake_gripper_state_publisher.py) publishes fixed finger states and serves no action. Every robot-side node ends the
+launch when it exits (on_exit: Shutdown, as FBL:146).
 
 The backend also needs every object's pose on the boundary's object_poses topic (/model_poses, tf2_msgs/TFMessage)
 from the team's perception; without it the node refuses to start the backend, naming the topic. Without the arm, try
-the same boundary on the MuJoCo robot: ``step-planner mujoco-robot --ros-args -p robot:=fr3``. No namespace argument:
-the boundary's names are absolute and the controllers file is written for the root namespace. Written against
+the same boundary on the MuJoCo robot: ``step-planner mujoco-robot --ros-args -p robot:=fr3``. Written against
 franka_ros2 jazzy and launch_ros; it has not been run here (no franka_ros2 or arm on the dev machine).
 """
 
 import os
 
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
-from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.actions import OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
-from step_planner.ros.launch_common import arguments, import_from, package_file, require, step_planner_node
+from step_planner.ros.launch_common import (
+    RefusedArguments,
+    arguments,
+    boolean,
+    described,
+    franka_arguments,
+    franka_checks,
+    import_from,
+    package_file,
+    require,
+    robot_type,
+    step_planner_node,
+)
 
-PACKAGES = ["franka_bringup", "franka_description", "franka_hardware", "franka_gripper", "controller_manager",
+FILE = "fr3_controllers.launch.py"
+PACKAGES = ["franka_bringup", "franka_description", "franka_hardware", "controller_manager",
             "joint_trajectory_controller", "joint_state_broadcaster", "robot_state_publisher", "joint_state_publisher",
             "xacro"]
+REAL_ARM_PACKAGES = ["franka_gripper", "franka_robot_state_broadcaster"]
 CONTROLLERS = ["fr3_arm_controller", "joint_state_broadcaster"]  # FML:232-244; config/ros2_controllers_fr3.yaml
 GRIPPER_NODE = "franka_gripper"  # franka_gripper/launch/gripper.launch.py:42-50
 HINT = "franka_ros2 jazzy built in the robot's workspace: https://github.com/frankarobotics/franka_ros2"
 
 
-def fr3_urdf(robot_ip: str) -> str:
-    """robot_description as FML:82-92 makes it for the real arm (xacro, hand on, franka_hand)."""
+def fr3_urdf(robot_ip: str, fake: bool, fake_sensor_commands: bool) -> str:
+    """robot_description as FML:82-92 makes it (xacro, hand on, franka_hand)."""
     from ament_index_python.packages import get_package_share_directory
 
-    process_file = import_from("fr3_controllers.launch.py", "xacro", "process_file", "xacro")
+    process_file = import_from(FILE, "xacro", "process_file", "xacro")
     urdf = process_file(os.path.join(get_package_share_directory("franka_bringup"), "urdf", "franka_arm.urdf.xacro"),
                         mappings={"hand": "true", "robot_type": "fr3", "ee_id": "franka_hand", "robot_ip": robot_ip,
-                                  "use_fake_hardware": "false", "fake_sensor_commands": "false"})
+                                  "use_fake_hardware": "true" if fake else "false",
+                                  "fake_sensor_commands": "true" if fake_sensor_commands else "false"})
     return urdf.toprettyxml(indent="  ")
 
 
+def checked(context) -> bool:
+    """Every argument this file cannot honour refused; returns use_fake_hardware."""
+    robot_type(context, FILE, ("fr3",))
+    franka_checks(context, FILE)
+    if LaunchConfiguration("namespace").perform(context).strip("/"):
+        raise RefusedArguments(f"{FILE}: namespace:={LaunchConfiguration('namespace').perform(context)} is not "
+                               "supported: the controllers backend's action and topic names (config/robot_boundary.yaml"
+                               " fr3) are absolute; nothing was started")
+    if LaunchConfiguration("backend").perform(context) != "controllers":
+        raise RefusedArguments(f"{FILE} runs the controllers backend only, not backend:="
+                               f"{LaunchConfiguration('backend').perform(context)} (franka.launch.py: moveit)")
+    fake = boolean(context, "use_fake_hardware")
+    if not fake and not LaunchConfiguration("robot_ip").perform(context):
+        raise RefusedArguments(f"{FILE} needs robot_ip:=<the arm's address> (or use_fake_hardware:=true; without "
+                               "an arm also: step-planner mujoco-robot --ros-args -p robot:=fr3, and backend "
+                               "controllers)")
+    return fake
+
+
 def launch_setup(context) -> list:
-    """Every package checked and the arm's address given before anything starts."""
+    """Every argument, package and the arm's address checked before anything starts."""
     from ament_index_python.packages import get_package_share_directory
 
-    require("fr3_controllers.launch.py", *PACKAGES, hint=HINT)
+    fake = checked(context)
+    require(FILE, *PACKAGES, *([] if fake else REAL_ARM_PACKAGES), hint=HINT)
     robot_ip = LaunchConfiguration("robot_ip").perform(context)
-    if not robot_ip:
-        raise RuntimeError("fr3_controllers.launch.py needs robot_ip:=<the arm's address> (without an arm: "
-                           "step-planner mujoco-robot --ros-args -p robot:=fr3, and backend controllers)")
-    description = {"robot_description": fr3_urdf(robot_ip)}
-    controllers = package_file("config", "ros2_controllers_fr3.yaml")
-    gripper = os.path.join(get_package_share_directory("franka_gripper"), "launch", "gripper.launch.py")
-    return [
+    description = {"robot_description": fr3_urdf(robot_ip, fake, boolean(context, "fake_sensor_commands"))}
+    controllers = package_file("config", "fr3_moveit", "fake_hardware_controllers.yaml") if fake else \
+        package_file("config", "ros2_controllers_fr3.yaml")
+    rate = int(LaunchConfiguration("joint_state_rate").perform(context))
+    nodes = [
         Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
-             output="both", parameters=[description]),
+             output="both", parameters=[description], on_exit=Shutdown()),
         Node(package="controller_manager", executable="ros2_control_node", parameters=[description, controllers],
-             remappings=[("joint_states", "franka/joint_states")], output="screen"),
+             remappings=[("joint_states", "franka/joint_states")], output="screen", on_exit=Shutdown()),
         *[Node(package="controller_manager", executable="spawner", output="screen",
                arguments=[name, "--controller-manager-timeout", "60", "--controller-manager", "/controller_manager"])
           for name in CONTROLLERS],
         Node(package="joint_state_publisher", executable="joint_state_publisher", name="joint_state_publisher",
-             parameters=[{"source_list": ["franka/joint_states", f"{GRIPPER_NODE}/joint_states"], "rate": 30}]),
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(gripper),
-                                 launch_arguments={"robot_ip": robot_ip, "use_fake_hardware": "false",
-                                                   "robot_type": "fr3", "namespace": ""}.items()),
-        step_planner_node(extra_parameters=[{"backend": "controllers", "controllers.robot": "fr3"}]),
+             parameters=[{"source_list": ["franka/joint_states", f"{GRIPPER_NODE}/joint_states"], "rate": rate}],
+             on_exit=Shutdown()),
     ]
+    if fake:  # upstream's fake gripper serves no action (gripper.launch.py:52-60): this package's mock does
+        nodes.append(Node(package="step_planner", executable="franka_gripper", name=GRIPPER_NODE, output="screen",
+                          parameters=[{"fake_hardware": True}], on_exit=Shutdown()))
+    else:
+        gripper_config = os.path.join(get_package_share_directory("franka_gripper"), "config",
+                                      "franka_gripper_node.yaml")
+        nodes += [
+            Node(package="controller_manager", executable="spawner", output="screen",
+                 arguments=["franka_robot_state_broadcaster"]),  # FML:255-262; FBL:179-188, real arm only
+            # franka_gripper/launch/gripper.launch.py:42-51
+            Node(package="franka_gripper", executable="franka_gripper_node", name=GRIPPER_NODE,
+                 parameters=[{"robot_ip": robot_ip, "joint_names": ["fr3_finger_joint1", "fr3_finger_joint2"]},
+                             gripper_config], on_exit=Shutdown()),
+        ]
+    return [*nodes, step_planner_node(extra_parameters=[{"backend": "controllers", "controllers.robot": "fr3",
+                                                         "controllers.fake_hardware": fake}])]
 
 
 def generate_launch_description() -> LaunchDescription:
-    return LaunchDescription([
-        *arguments(backend="controllers", confirm_goal="approval_mode"),
-        DeclareLaunchArgument("robot_ip", default_value="", description="The FR3's address"),
-        OpaqueFunction(function=launch_setup),
-    ])
+    return described(FILE, [*arguments(backend="controllers", confirm_goal="approval_mode"),
+                            *franka_arguments(("fr3",), robot_ip="172.16.0.3")],
+                     OpaqueFunction(function=launch_setup))

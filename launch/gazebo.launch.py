@@ -37,6 +37,7 @@ from launch.actions import (
     OpaqueFunction,
     RegisterEventHandler,
     SetEnvironmentVariable,
+    Shutdown,
 )
 from launch.event_handlers import OnProcessExit
 from launch.launch_description_sources import PythonLaunchDescriptionSource
@@ -48,8 +49,11 @@ from launch import LaunchDescription
 from step_planner.ros.launch_common import (
     MOVEIT_ROSDEP,
     arguments,
+    boolean,
+    described,
     import_from,
     package_file,
+    removed_at_shutdown,
     require,
     rviz,
     step_planner_node,
@@ -92,6 +96,7 @@ def launch_setup(context) -> list:
         require("gazebo.launch.py", *GAZEBO_NEEDS, *MOVEIT_NEEDS, hint=MOVEIT_ROSDEP)
     else:
         require("gazebo.launch.py", *GAZEBO_NEEDS)
+    viewer = rviz(context)  # its argument checked before any file is written
     description_file = LaunchConfiguration("description_file").perform(context) or \
         package_file("config", "gazebo", "panda_gazebo.urdf.xacro")
     world, bridge_file = world_files(LaunchConfiguration("scene").perform(context),
@@ -101,16 +106,16 @@ def launch_setup(context) -> list:
 
     shares = [os.path.dirname(get_package_share_directory(p)) for p in (PANDA_DESCRIPTION, "step_planner")]
     resource_path = os.pathsep.join([*shares, os.environ.get("GZ_SIM_RESOURCE_PATH", "")]).rstrip(os.pathsep)
-    headless = LaunchConfiguration("gui").perform(context) != "true"
+    headless = not boolean(context, "gui")
     gazebo = IncludeLaunchDescription(
         PythonLaunchDescriptionSource(
             os.path.join(get_package_share_directory("ros_gz_sim"), "launch", "gz_sim.launch.py")),
         launch_arguments={"gz_args": f"-r {'-s ' if headless else ''}{world}", "on_exit_shutdown": "true"}.items(),
     )
     bridge = Node(package="ros_gz_bridge", executable="parameter_bridge", output="screen",
-                  parameters=[{"config_file": bridge_file}, sim_time])
+                  parameters=[{"config_file": bridge_file}, sim_time], on_exit=Shutdown())
     robot_state_publisher = Node(package="robot_state_publisher", executable="robot_state_publisher",
-                                 output="screen", parameters=[robot_description, sim_time])
+                                 output="screen", parameters=[robot_description, sim_time], on_exit=Shutdown())
     spawn = Node(package="ros_gz_sim", executable="create", output="screen",
                  arguments=["-topic", "robot_description", "-name", "panda", "-allow_renaming", "true"])
     spawners = [Node(package="controller_manager", executable="spawner", output="screen",
@@ -134,19 +139,19 @@ def launch_setup(context) -> list:
     # the controllers once the arm exists in Gazebo; the node (and move_group) once they run
     after_spawn = RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=spawners))
     after_controllers = RegisterEventHandler(OnProcessExit(target_action=spawners[-1], on_exit=last))
-    return [SetEnvironmentVariable("GZ_SIM_RESOURCE_PATH", resource_path), gazebo, bridge, robot_state_publisher,
-            spawn, after_spawn, after_controllers, *rviz(context)]
+    return [removed_at_shutdown(os.path.dirname(world)),  # the world and bridge files written above
+            SetEnvironmentVariable("GZ_SIM_RESOURCE_PATH", resource_path), gazebo, bridge, robot_state_publisher,
+            spawn, after_spawn, after_controllers, *viewer]
 
 
 def generate_launch_description() -> LaunchDescription:
-    return LaunchDescription([
+    return described("gazebo.launch.py", [
         *arguments(backend="controllers"),
         DeclareLaunchArgument("description_file", default_value="",
                               description="Robot xacro with the gz_ros2_control plugin; empty = the package's "
                                           "config/gazebo/panda_gazebo.urdf.xacro"),
         DeclareLaunchArgument("seed", default_value="0",
                               description="Jitter the objects' start poses as the simulators' seed does (0: none)"),
-        DeclareLaunchArgument("gui", default_value="true", choices=["true", "false"],
+        DeclareLaunchArgument("gui", default_value="true",
                               description="Gazebo's window; false runs the server only"),
-        OpaqueFunction(function=launch_setup),
-    ])
+    ], OpaqueFunction(function=launch_setup))

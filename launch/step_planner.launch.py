@@ -21,7 +21,7 @@ The API key is read from the environment variable named by the llm.api_key_env p
 from launch.actions import OpaqueFunction
 
 from launch import LaunchDescription
-from step_planner.ros.launch_common import arguments, mujoco_robot, rviz, step_planner_node
+from step_planner.ros.launch_common import arguments, described, mujoco_robot, rviz, step_planner_node
 
 
 def launch_setup(context) -> list:
@@ -30,4 +30,4 @@ def launch_setup(context) -> list:
 
 
 def generate_launch_description() -> LaunchDescription:
-    return LaunchDescription([*arguments(), OpaqueFunction(function=launch_setup)])
+    return described("step_planner.launch.py", arguments(), OpaqueFunction(function=launch_setup))

@@ -116,7 +116,8 @@ def test_fingers_resting_on_something_of_another_width_are_not_a_held_object(rob
 
 def test_the_hand_is_homed_at_start_and_never_opened_wider_than_it_then_reports(executor, lib):
     """franka_gripper's ~/move has no range check (gripper_action_server.cpp:147-153): the backend homes the hand once,
-    keeps the width its joint states then report, and opens to at most that and open_width (78 mm, MoveIt's)."""
+    keeps the width its joint states then report, and opens to at most that and open_width (78 mm, our choice:
+    MoveIt's FR3 "open" is 70 mm)."""
     connection = executor.connection
     assert connection.hand_max_width == pytest.approx(0.08, abs=0.001)  # the emulated hand's measured maximum
     assert connection.open_limit() == pytest.approx(0.078)

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FILE = ROOT / "launch" / "fr3_controllers.launch.py"
 INSTALLED = {"franka_bringup", "franka_description", "franka_hardware", "franka_gripper", "controller_manager",
              "joint_trajectory_controller", "joint_state_broadcaster", "robot_state_publisher",
-             "joint_state_publisher", "xacro"}
+             "joint_state_publisher", "xacro", "franka_robot_state_broadcaster"}
 BOUNDARY = BoundaryConfig.load(ROOT / "config" / "robot_boundary.yaml", "fr3")
 
 
@@ -65,16 +65,17 @@ def test_it_brings_up_the_fr3_and_the_node_on_the_controllers_backend(tmp_path):
     entities, started, error, xacro = launch(tmp_path, {"robot_ip": "172.16.0.2"})
     assert error is None, error
     (node,) = by_executable(started, "step_planner_node")
-    assert {"backend": "controllers", "controllers.robot": "fr3"} in node.parameters
-    assert {"backend", "controllers.robot"} <= set(SPECS)
+    assert {"backend": "controllers", "controllers.robot": "fr3", "controllers.fake_hardware": False} in node.parameters
+    assert {"backend", "controllers.robot", "controllers.fake_hardware"} <= set(SPECS)
     expected = ("franka_arm.urdf.xacro", {"hand": "true", "robot_type": "fr3", "ee_id": "franka_hand",
                                           "robot_ip": "172.16.0.2", "use_fake_hardware": "false",
                                           "fake_sensor_commands": "false"})
     assert xacro and all(call == expected for call in xacro)  # once per run of launch_setup
-    (include,) = [e for e in entities if type(e).__name__ == "IncludeLaunchDescription"]
-    assert include.args[0].args[0].endswith("franka_gripper/launch/gripper.launch.py")
-    assert dict(include.kwargs["launch_arguments"])["robot_ip"] == "172.16.0.2"
-    assert dict(include.kwargs["launch_arguments"])["robot_type"] == "fr3"  # fr3_finger_joint1/2
+    # franka_gripper's node as gripper.launch.py:25-51 starts it: the arm's address, fr3_finger_joint1/2
+    (gripper,) = by_executable(started, "franka_gripper_node")
+    assert gripper.package == "franka_gripper" and gripper.node_name == "franka_gripper"
+    assert gripper.parameters[0] == {"robot_ip": "172.16.0.2", "joint_names": ["fr3_finger_joint1",
+                                                                               "fr3_finger_joint2"]}
 
 
 def test_controller_action_and_joint_names_agree_across_launch_config_and_client(tmp_path):
@@ -87,7 +88,7 @@ def test_controller_action_and_joint_names_agree_across_launch_config_and_client
     data = yaml.safe_load(controllers_file.read_text())
     types = data["controller_manager"]["ros__parameters"]
     spawned = [n.kwargs["arguments"][0] for n in by_executable(started, "spawner")]
-    assert spawned == ["fr3_arm_controller", "joint_state_broadcaster"]
+    assert spawned == ["fr3_arm_controller", "joint_state_broadcaster", "franka_robot_state_broadcaster"]
     assert all(name in types for name in spawned)
     assert types["fr3_arm_controller"]["type"] == "joint_trajectory_controller/JointTrajectoryController"
     # the backend's action is the spawned controller's (JTC serves /<name>/follow_joint_trajectory, JTC.cpp:1054-1060)
@@ -106,7 +107,7 @@ def test_controller_action_and_joint_names_agree_across_launch_config_and_client
 
 
 def test_without_an_address_nothing_starts(tmp_path):
-    _, started, error, _ = launch(tmp_path, {})
+    _, started, error, _ = launch(tmp_path, {"robot_ip": ""})  # franka_bringup's default: 172.16.0.3
     assert started == [] and "robot_ip:=" in str(error)
 
 

@@ -83,10 +83,13 @@ def test_fr3_with_the_arm_brings_up_franka_ros2s_pieces_named_as_config_franka_y
     (merge,) = by_executable(started, "joint_state_publisher")
     sources = merge.parameters[0]["source_list"]
     assert sources == ["franka/joint_states", f"{CFG.variant.gripper.action}/joint_states"]  # not fr3_gripper
-    (include,) = [e for e in entities if type(e).__name__ == "IncludeLaunchDescription"]
-    assert include.args[0].args[0].endswith("franka_gripper/launch/gripper.launch.py")
-    assert dict(include.kwargs["launch_arguments"])["robot_ip"] == "172.16.0.2"
-    assert by_executable(started, "franka_gripper") == []  # the real node, from franka's own launch file
+    # franka_gripper's node as its gripper.launch.py:42-51 starts it (robot_ip, fr3 finger joints, its config)
+    (gripper,) = by_executable(started, "franka_gripper_node")
+    assert gripper.package == "franka_gripper" and gripper.node_name == CFG.variant.gripper.action
+    assert gripper.parameters[0] == {"robot_ip": "172.16.0.2", "joint_names": ["fr3_finger_joint1",
+                                                                               "fr3_finger_joint2"]}
+    assert gripper.parameters[1].endswith("franka_gripper/config/franka_gripper_node.yaml")
+    assert by_executable(started, "franka_gripper") == []  # the real node, not this package's mock
     (node,) = by_executable(started, "step_planner_node")
     assert {"moveit.robot": "fr3"} in node.parameters
     (moveit_file,) = [p for p in node.parameters if isinstance(p, Path)]
@@ -125,7 +128,7 @@ def test_fr3_with_fake_hardware_serves_the_gripper_and_moves_the_mock_arm_by_pos
 
 
 def test_fr3_without_an_address_stops_before_anything_starts(tmp_path):
-    _, started, error = launch(tmp_path, {})
+    _, started, error = launch(tmp_path, {"robot_ip": ""})  # franka_bringup's default is 172.16.0.3 (FBL:228-232)
     assert started == [] and "robot_ip:=" in str(error) and "use_fake_hardware:=true" in str(error)
 
 

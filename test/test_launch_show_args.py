@@ -27,14 +27,20 @@ GAZEBO = {"ros_gz_sim", "ros_gz_bridge", "gz_ros2_control", "robot_state_publish
           "moveit_resources_panda_description"}
 
 
+def _declared(tree: ast.AST) -> set[str]:
+    return {node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) ==
+            "DeclareLaunchArgument" and isinstance(node.args[0], ast.Constant)}
+
+
 def declared_in_source(path: Path) -> set[str]:
-    """Every DeclareLaunchArgument name written in the file or in launch_common."""
-    names = set()
-    for source in (path, COMMON):
-        for node in ast.walk(ast.parse(source.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == \
-                    "DeclareLaunchArgument" and isinstance(node.args[0], ast.Constant):
-                names.add(node.args[0].value)
+    """Every DeclareLaunchArgument name written in the file or in the launch_common functions it calls."""
+    tree = ast.parse(path.read_text())
+    called = {getattr(n.func, "id", "") for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    names = _declared(tree)
+    for function in ast.parse(COMMON.read_text()).body:
+        if isinstance(function, ast.FunctionDef) and function.name in called:
+            names |= _declared(function)
     return names
 
 

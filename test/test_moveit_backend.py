@@ -186,7 +186,7 @@ def test_without_moveit_the_package_imports_and_the_backend_says_what_to_install
     text = out.stdout
     assert "cannot import moveit.planning" in text
     assert "ros-jazzy-moveit-py" in text and "franka_fr3_moveit_config" in text
-    assert "ros2 launch step_planner franka.launch.py robot:=fr3" in text
+    assert "ros2 launch step_planner franka.launch.py robot_type:=fr3" in text
 
 
 def test_construction_checks_the_robot_and_publishes_the_collision_scene(st, servers, robot, library, drawer_world,
@@ -238,7 +238,7 @@ def test_moveit_for_another_robot_is_refused_naming_its_groups(st, library, draw
     with pytest.raises(BackendUnavailable) as err:
         make("fr3", library, drawer_world, tmp_path, launch_params_filepaths=[params_file("panda", tmp_path)])
     text = str(err.value)
-    assert "no group 'fr3_arm'" in text and "panda_arm" in text and "robot:=fr3" in text
+    assert "no group 'fr3_arm'" in text and "panda_arm" in text and "robot_type:=fr3" in text
     assert st.LOG.of("get_planning_component") == [] and st.LOG.of("execute") == []
 
 

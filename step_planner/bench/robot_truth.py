@@ -23,6 +23,7 @@ from step_planner.domain.world import WorldState
 from step_planner.execution.controllers.backend import yaw_deg
 from step_planner.execution.controllers.messages import poses_from_msg
 from step_planner.ros.mujoco_robot import truth_held_topic
+from step_planner.ros.private_context import private_context
 
 TRUTH_TOPIC = "/model_poses_truth"
 
@@ -32,8 +33,7 @@ class RobotTruth:
     (the task's scene)."""
 
     def __init__(self, topic: str = TRUTH_TOPIC) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
+        self.context = private_context()
         self.node = rclpy.create_node("robot_truth", context=self.context)
         self._lock = threading.Lock()
         self._tree = PoseTree()

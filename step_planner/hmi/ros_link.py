@@ -22,6 +22,7 @@ from unique_identifier_msgs.msg import UUID
 
 from step_planner.hmi.session import HmiState
 from step_planner.ros.conversions import ERROR_NAMES
+from step_planner.ros.private_context import private_context
 from step_planner.ros.qos import feedback_stream, latched
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import SubgoalTree
@@ -62,8 +63,7 @@ class RosLink:
 
     def __init__(self, state: HmiState, node: str = "/step_planner") -> None:
         self.state, self.prefix = state, node.rstrip("/")
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
+        self.context = private_context()
         self.node = rclpy.create_node("step_planner_hmi", context=self.context)
         self.client = ActionClient(self.node, ExecuteTask, f"{self.prefix}/execute_task",
                                    feedback_sub_qos_profile=feedback_stream())

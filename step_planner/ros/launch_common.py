@@ -19,10 +19,13 @@ import os
 from typing import Any
 
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+from launch.event_handlers import OnShutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+
+from launch import LaunchDescription
 
 PACKAGE = "step_planner"
 MOVEIT_ROSDEP = "STEP_PLANNER_MOVEIT=1 rosdep install --from-paths src --ignore-src -y"  # see package.xml
@@ -30,6 +33,133 @@ MOVEIT_ROSDEP = "STEP_PLANNER_MOVEIT=1 rosdep install --from-paths src --ignore-
 
 class MissingDependency(RuntimeError):
     """A package a launch file needs is not installed. The message is one line naming what to install."""
+
+
+class RefusedArguments(RuntimeError):
+    """Launch arguments a file does not declare or cannot honour. The message is one line saying which and why."""
+
+
+# franka_ros2's franka_bringup/launch/franka.launch.py at frankarobotics/franka_ros2@29cb85a (``FBL``): the names
+# Franka users type, with its defaults (FBL:221-250) except where FRANKA_DIFFERENCES says why not.
+FRANKA_COMMIT = "29cb85a677b8f08888a0eb6f553ba89666ef64f7"
+FRANKA_DIFFERENCES = {
+    "robot_type": "default fr3, not FBL:221-223's '' (which gives franka_arm.urdf.xacro no arm): fr3 is what "
+                  "franka_bringup/config/franka.config.yaml:12 sets for example.launch.py, and the one arm Jazzy's "
+                  "franka_ros2 drives",
+    "load_gripper": "default true, not FBL:233-237's false: the primitives grasp with the Franka Hand, and "
+                    "franka_bringup/config/franka.config.yaml:16 sets true for example.launch.py",
+    "load_franka_robot_state_broadcaster": "not taken: the broadcaster is spawned on the real arm always, never "
+                                           "on fake hardware, as FBL:174-188 does with its default true",
+    "controllers_yaml": "not taken: the controllers are this package's (config/ros2_controllers_fr3.yaml, checked "
+                        "against upstream's by test/test_controllers_yaml_upstream.py) or franka_fr3_moveit_config's",
+}
+BOOLEAN_TRUE, BOOLEAN_FALSE = "true", "false"  # compared after .strip().lower(): True, TRUE, false, False ...
+
+
+def boolean(context, name: str) -> bool:
+    """A boolean launch argument as franka_ros2 reads its own: ``.lower() == 'true'`` (FBL:95, 175-178) and
+    launch's IfCondition (ros2/launch jazzy, conditions/evaluate_condition_expression_impl.py:28-34) agree on
+    any case of true/false, so ``True`` is accepted. They disagree on ``1``/``0`` (IfCondition takes ``1`` as true,
+    ``.lower() == 'true'`` as false), so anything but true/false stops the launch with :class:`RefusedArguments`."""
+    value = LaunchConfiguration(name).perform(context).strip().lower()
+    if value not in (BOOLEAN_TRUE, BOOLEAN_FALSE):
+        raise RefusedArguments(f"{name}:={LaunchConfiguration(name).perform(context)!r} is not a boolean: give true "
+                               "or false (any case)")
+    return value == BOOLEAN_TRUE
+
+
+def franka_arguments(robot_types: tuple[str, ...], robot_ip: str = "172.16.0.3") -> list:
+    """franka_bringup's launch arguments (FBL:221-250) with its defaults but FRANKA_DIFFERENCES', and the
+    deprecated ``robot`` this package took before."""
+    return [
+        DeclareLaunchArgument("robot_type", default_value="fr3",
+                              description=f"ID of the type of arm used: {' or '.join(robot_types)} (FBL:221-223)"),
+        DeclareLaunchArgument("arm_prefix", default_value="", description="Prefix for arm topics (FBL:224); only '' "
+                              "here: the joint names in config/ are unprefixed"),
+        DeclareLaunchArgument("namespace", default_value="", description="Namespace for the robot (FBL:225-227)"),
+        DeclareLaunchArgument("robot_ip", default_value=robot_ip,
+                              description="Hostname or IP address of the robot (FBL:228-232)"),
+        DeclareLaunchArgument("load_gripper", default_value="true",
+                              description="Use Franka Gripper as an end-effector (FBL:233-237); false stops the "
+                                          "launch: the primitives need the hand"),
+        DeclareLaunchArgument("use_fake_hardware", default_value="false",
+                              description="Use fake hardware (FBL:238-240)"),
+        DeclareLaunchArgument("fake_sensor_commands", default_value="false",
+                              description="Fake sensor commands (FBL:241-245)"),
+        DeclareLaunchArgument("joint_state_rate", default_value="30",
+                              description="Rate for joint state publishing (Hz) (FBL:246-250)"),
+        DeclareLaunchArgument("robot", default_value="", description="DEPRECATED: use robot_type:="),
+    ]
+
+
+def robot_type(context, file_name: str, robot_types: tuple[str, ...]) -> str:
+    """robot_type, or the deprecated robot:= with a warning; one of ``robot_types`` or :class:`RefusedArguments`."""
+    chosen = LaunchConfiguration("robot_type").perform(context)
+    old = LaunchConfiguration("robot").perform(context)
+    if old:
+        from launch.logging import get_logger
+
+        get_logger("step_planner.launch").warning(
+            f"{file_name}: robot:={old} is deprecated; use robot_type:={old} (franka_bringup's name)")
+        if chosen not in ("fr3", old):  # robot_type given too (fr3 is its default), and another arm
+            raise RefusedArguments(f"{file_name}: robot:={old} and robot_type:={chosen} disagree; give robot_type only")
+        chosen = old
+    if chosen not in robot_types:
+        raise RefusedArguments(f"{file_name}: robot_type:={chosen!r} is not driven here: {' or '.join(robot_types)}")
+    return chosen
+
+
+def franka_checks(context, file_name: str) -> None:
+    """What franka_bringup takes but this package cannot honour stops the launch before anything starts."""
+    for name in ("use_fake_hardware", "fake_sensor_commands", "load_gripper"):
+        boolean(context, name)
+    if LaunchConfiguration("arm_prefix").perform(context):
+        raise RefusedArguments(f"{file_name}: arm_prefix:={LaunchConfiguration('arm_prefix').perform(context)} is not "
+                               "supported: the joint and link names of config/franka.yaml and robot_boundary.yaml are "
+                               "unprefixed (fr3_joint1 ...)")
+    if not boolean(context, "load_gripper"):
+        raise RefusedArguments(f"{file_name}: load_gripper:=false cannot be honoured: every primitive but home() "
+                               "grasps or pushes with the Franka Hand, and the backends check it at start; nothing "
+                               "was started (the hand is neither loaded nor its gripper node run)")
+    rate = LaunchConfiguration("joint_state_rate").perform(context)
+    if not rate.isdigit() or int(rate) <= 0:
+        raise RefusedArguments(f"{file_name}: joint_state_rate:={rate!r} is not a positive whole number of Hz")
+
+
+def refuse_unknown(context, file_name: str, declared: list[str]) -> None:
+    """Stop the launch when an argument the file does not declare was given: launch sets every ``name:=value`` of
+    the command line as a launch configuration, declared or not (ros2/launch jazzy,
+    launch/actions/include_launch_description.py:183-190, which ros2 launch uses for the command line), and
+    ignores those nothing reads. Run after the file's declarations, before anything else. Launch configurations are
+    shared by every file of a launch unless scoped: a launch file including one of these should do it inside
+    ``GroupAction(..., scoped=True, forwarding=False)``, passing what it means as the include's launch_arguments,
+    or its own configurations count as arguments given here."""
+    unknown = sorted(set(context.launch_configurations) - set(declared))
+    if unknown:
+        raise RefusedArguments(f"{file_name} does not take {', '.join(f'{n}:=' for n in unknown)} "
+                               f"(it takes: {', '.join(sorted(declared))}); nothing was started")
+
+
+def removed_at_shutdown(path: str) -> RegisterEventHandler:
+    """Delete the file or folder ``path`` when the launch shuts down (Ctrl-C, a node's exit, an error in a later
+    action): what a launch writes to the temporary folder is not left behind."""
+    def remove(event, context) -> None:
+        import shutil
+
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.exists(path):
+            os.unlink(path)
+
+    return RegisterEventHandler(OnShutdown(on_shutdown=remove))
+
+
+def described(file_name: str, declared: list, *actions) -> LaunchDescription:
+    """The description of a launch file: its arguments at the top level (``--show-args``), then the check that no
+    other argument was given, then ``actions``."""
+    names = [a.name for a in declared]
+    return LaunchDescription([*declared, OpaqueFunction(function=refuse_unknown, args=[file_name, names]),
+                              *actions])
 
 
 def apt_package(ros_package: str) -> str:
@@ -91,6 +221,7 @@ def step_planner_node(extra_parameters=(), **node_kwargs) -> Node:
         output="screen",
         emulate_tty=True,
         parameters=[LaunchConfiguration("params_file"), overrides, *extra_parameters],
+        on_exit=Shutdown(),  # the robot-side nodes of a launch end together (as FBL:146 does for ros2_control_node)
         **node_kwargs,
     )
 
@@ -107,9 +238,9 @@ def arguments(backend: str = "symbolic", confirm_goal: str = "false") -> list:
         DeclareLaunchArgument("scene", default_value="drawer_desk", description="Scene name or path"),
         DeclareLaunchArgument("goal_policy", default_value="reject", choices=["reject", "preempt", "queue"],
                               description="A goal arriving while another runs"),
-        DeclareLaunchArgument("approval_mode", default_value="false", choices=["true", "false"],
+        DeclareLaunchArgument("approval_mode", default_value="false",
                               description="Wait for ~/approve_step before every primitive"),
-        DeclareLaunchArgument("confirm_goal", default_value=confirm_default, choices=["true", "false"],
+        DeclareLaunchArgument("confirm_goal", default_value=confirm_default,
                               description="Wait for ~/confirm_goal (accept, correct or refuse the interpreted "
                                           "goal) before anything moves"),
         DeclareLaunchArgument("llm_model", default_value="gpt-4o-mini", description="Model at the endpoint"),
@@ -117,10 +248,10 @@ def arguments(backend: str = "symbolic", confirm_goal: str = "false") -> list:
                               description="OpenAI-compatible endpoint; empty = api.openai.com"),
         DeclareLaunchArgument("realtime_factor", default_value="1.0",
                               description="backend sim: the MuJoCo robot's pace (1.0 = real time)"),
-        DeclareLaunchArgument("rviz", default_value="false", choices=["true", "false"],
+        DeclareLaunchArgument("rviz", default_value="false",
                               description="Start RViz with config/step_planner.rviz (the robot, /tf and the node's "
                                           "~/markers); where rviz2 is not installed, one line says so"),
-        DeclareLaunchArgument("offline", default_value="false", choices=["true", "false"],
+        DeclareLaunchArgument("offline", default_value="false",
                               description="Serve the answers shipped in config/replay (recorded from a scripted "
                                           "expert, NOT an LLM) from inside the node: try it with no model"),
     ]
@@ -148,6 +279,7 @@ def mujoco_robot(context) -> list:
     with_rsp = installed("robot_state_publisher")
     # the robot puts its objects on /tf, and its links too when no robot_state_publisher does
     robot = Node(package=PACKAGE, executable="mujoco_robot", name="mujoco_robot", output="screen", emulate_tty=True,
+                 on_exit=Shutdown(),
                  parameters=[{"scene": LaunchConfiguration("scene"),
                               "realtime_factor": ParameterValue(LaunchConfiguration("realtime_factor"),
                                                                 value_type=float),
@@ -160,14 +292,14 @@ def mujoco_robot(context) -> list:
             f"sudo apt install {apt_package('robot_state_publisher')} for the usual setup")
         return [robot]
     return [robot, Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-                        parameters=[{"robot_description": robot_description()}])]
+                        parameters=[{"robot_description": robot_description()}], on_exit=Shutdown())]
 
 
 def rviz(context, fixed_frame: str = "") -> list:
     """rviz:=true: rviz2 with the package's config/step_planner.rviz (RobotModel, TF, the node's ~/markers), its
     fixed frame ``fixed_frame`` when given (the config's is panda_link0). Without rviz2 nothing more starts and one
     warning line says how to install it: the robot and the node do not need it."""
-    if LaunchConfiguration("rviz").perform(context) != "true":
+    if not boolean(context, "rviz"):
         return []
     if not installed("rviz2"):
         from launch.logging import get_logger

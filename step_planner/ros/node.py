@@ -26,7 +26,7 @@ from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.safety import SafetyEnvelope
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
-from step_planner.execution.factory import make_executor
+from step_planner.execution.factory import BackendUnavailable, check_libraries, make_executor
 from step_planner.planner.person import Ask, AskKind, Desk, Reply, ReplyKind
 from step_planner.planner.result import GoalError, GoalResult
 from step_planner.planner.runner import validate_instruction
@@ -57,6 +57,7 @@ class StepPlannerNode(Node):
     ``ros2 param describe``; one given for the node that it does not declare stops it at start, naming it):
         backend (str, read-only): symbolic | sim | controllers | moveit
         controllers.robot, controllers.boundary_file (str, read-only): backend controllers' robot boundary
+        controllers.fake_hardware (bool, read-only): the robot is franka_ros2's fake hardware (homing said at start)
         moveit.robot, moveit.config_file (str, read-only): backend moveit's robot and config/franka.yaml
         scene (str): scene for symbolic/sim goals that name none
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
@@ -112,6 +113,7 @@ class StepPlannerNode(Node):
         self.library = PrimitiveLibrary.load(values["primitives_file"] or cfg / "primitives.yaml")
         self.envelope = SafetyEnvelope.load(values["safety_file"] or cfg / "safety.yaml")
         self.backend = values["backend"]
+        check_libraries(self.backend)  # a backend whose modules are missing stops the node here, not at the first goal
         self.arbiter = GoalArbiter(values["goal_policy"], values["max_queue"])
         self.perception = PerceptionBuffer()
         self._tickets: dict[bytes, Ticket] = {}
@@ -324,6 +326,8 @@ class StepPlannerNode(Node):
                        "config_path": self.get_parameter(config_file).value or None}
             if self.backend == "moveit":
                 options["namespace"] = self.get_namespace()  # MoveItPy and the gripper in the node's namespace
+            else:
+                options["fake_hardware"] = bool(self.get_parameter("controllers.fake_hardware").value)
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
 
@@ -490,6 +494,9 @@ def main_node(argv: list[str] | None = None) -> int:
     except params.ParameterError as exc:  # a misspelt or mistyped parameter: its name, no traceback
         print(exc, file=sys.stderr)
         return 2
+    except BackendUnavailable as exc:  # at start (check_libraries): one line, no traceback, exit code 1
+        print(f"step_planner_node: {exc}", file=sys.stderr)
+        return 1
 
 
 def main() -> None:

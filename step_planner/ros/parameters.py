@@ -88,8 +88,11 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "empty = the file's default.", read_only=True),
     ParamSpec("controllers.boundary_file", "", "backend controllers: action names, joint names and timeouts per "
               "robot; empty = the package's config/robot_boundary.yaml.", read_only=True),
+    ParamSpec("controllers.fake_hardware", False, "backend controllers: the robot runs on franka_ros2's fake "
+              "hardware (use_fake_hardware:=true); the backend says at start what it does about homing the hand and "
+              "its width check.", read_only=True),
     ParamSpec("moveit.robot", "", "backend moveit: the robot of the config file (panda, fr3); empty = the file's "
-              "default. franka.launch.py sets it to its robot:= argument.", read_only=True),
+              "default. franka.launch.py sets it to its robot_type:= argument.", read_only=True),
     ParamSpec("moveit.config_file", "", "backend moveit: groups, frames, controllers, gripper and motion settings per "
               "robot; empty = the package's config/franka.yaml.", read_only=True),
     ParamSpec("perception.tf_topic", "", "Object and drawer poses as TF frames (tf2_msgs/TFMessage: a tag detector, a "

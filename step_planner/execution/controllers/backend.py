@@ -34,6 +34,34 @@ from step_planner.execution.sim.primitives import SimPrimitives
 from step_planner.execution.sim.scene_builder import scene_at_home
 
 MIN_HOMED_WIDTH = 0.07  # m: a hand reporting less after homing is taken as not open there (the hand opens ~80 mm)
+FAKE_GRIPPER = ("franka_ros2's fake gripper (franka_gripper/scripts/fake_gripper_state_publisher.py@29cb85a:29-44: "
+                "fixed 0.035 m per finger, no action; what gripper.launch.py:52-60 starts with use_fake_hardware)")
+
+
+def fake_hardware_hand(connection: RobotConnection, wait_s: float) -> str:
+    """use_fake_hardware: what the backend does about homing and the width check, said once at start. A hand that
+    serves ``~/homing`` (this package's mock franka_gripper, which fr3_controllers.launch.py starts on fake hardware)
+    is homed as on the arm and its width checked; a hand that serves no action (franka_ros2's own fake gripper) can
+    be neither homed nor moved: RobotUnavailable, naming the width it reports and what to start instead."""
+    g = connection.config.gripper
+    homing = f"{g.node}/homing"
+    client = connection.franka.get(homing)
+    deadline = time.monotonic() + wait_s
+    while client is not None and not client.server_is_ready() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if client is not None and client.server_is_ready():
+        return (f"use_fake_hardware: {homing} is served (a mock hand, e.g. this package's franka_gripper): homing it "
+                f"once now, as on the arm; a width under {MIN_HOMED_WIDTH * 1000:.0f} mm after homing stops the "
+                "backend, as on the arm")
+    joints = connection.joints()
+    fingers = [joints.position.get(f) for f in ("panda_finger_joint1", "panda_finger_joint2")] if joints else [None]
+    width = "no finger joint states" if None in fingers else f"{sum(fingers) * 1000:.1f} mm from its joint states"
+    raise RobotUnavailable(
+        f"use_fake_hardware: {homing} is not served (the hand reports {width}): this looks like {FAKE_GRIPPER}. "
+        f"Homing is skipped, and the {MIN_HOMED_WIDTH * 1000:.0f} mm width check is not reached (a fixed 70 mm would "
+        "pass it), but the hand can be neither homed nor opened nor closed, so no primitive could run: start this "
+        "package's mock hand instead (ros2 run step_planner franka_gripper; fr3_controllers.launch.py "
+        "use_fake_hardware:=true does)")
 MUJOCO_SPEED = 0.5  # the motion stack's limits are half the Panda's: velocity_scaling 0.5 is speed_scale 1
 
 
@@ -57,7 +85,8 @@ class ControllersExecutor(MotionStackExecutor):
     """
 
     def __init__(self, library: PrimitiveLibrary, world: WorldState, config: BoundaryConfig, *,
-                 connection: RobotConnection | None = None, load_scene: str = "", seed: int = 0) -> None:
+                 connection: RobotConnection | None = None, load_scene: str = "", seed: int = 0,
+                 fake_hardware: bool = False) -> None:
         self.library = library
         self.config = config
         self.load_scene = load_scene
@@ -69,7 +98,11 @@ class ControllersExecutor(MotionStackExecutor):
         self.limits = config.planning_limits(self.ik.index.lower, self.ik.index.upper)
         self.ik.restrict(*self.limits)
         self._executing = threading.Lock()
+        self.start_note = ""  # what the backend said at start (fake hardware: homing and the width check)
         try:
+            if fake_hardware and config.gripper.server == "franka_gripper":
+                self.start_note = fake_hardware_hand(self.connection, config.timeouts.server_wait_s)
+                self.connection.node.get_logger().info(self.start_note)
             if config.gripper.homing and self.connection.hand_max_width is None:
                 self._home_gripper()
             self.reset(world)
@@ -168,7 +201,7 @@ class ControllersExecutor(MotionStackExecutor):
 def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, robot: str | None = None,
                               config_path: str | Path | None = None, safety_path: str | Path | None = None,
                               connection: RobotConnection | None = None, load_scene: str = "",
-                              seed: int = 0) -> ControllersExecutor:
+                              seed: int = 0, fake_hardware: bool = False) -> ControllersExecutor:
     """Load and check ``config/robot_boundary.yaml`` against ``config/safety.yaml``, then connect to the robot.
     Every refusal is a ``BackendUnavailable`` naming what to fix; nothing moves."""
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
@@ -189,6 +222,7 @@ def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, r
         raise BackendUnavailable("the controllers backend needs the world's model poses (robot_boundary.yaml "
                                  "object_poses): without them it cannot see what it picked or placed")
     try:
-        return ControllersExecutor(library, world, config, connection=connection, load_scene=load_scene, seed=seed)
+        return ControllersExecutor(library, world, config, connection=connection, load_scene=load_scene, seed=seed,
+                                   fake_hardware=fake_hardware)
     except RobotUnavailable as exc:
         raise BackendUnavailable(str(exc)) from exc

@@ -34,6 +34,7 @@ from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adop
 from step_planner.execution.joint_state_tap import JointStateTap
 from step_planner.execution.sim.model import ARM_JOINTS
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
+from step_planner.ros.private_context import private_context
 
 POLL_S = 0.005  # how often a waiting call looks at its futures, the cancel event and the robot's liveness
 MONITOR_S = 0.05  # how often a running trajectory's monitor is asked (as the in-process simulator: 50 ms)
@@ -91,8 +92,7 @@ class RobotConnection:
     def __init__(self, config: BoundaryConfig, node_name: str = "step_planner_controllers",
                  domain_id: int | None = None) -> None:
         self.config = config
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
+        self.context = private_context(domain_id)  # the process's remappings are the main node's
         self.node = rclpy.create_node(node_name, context=self.context)
         self._names = config.model_names
         self._lock = threading.Lock()

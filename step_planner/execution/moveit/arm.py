@@ -37,7 +37,7 @@ INSTALL_HINT = (
     "`STEP_PLANNER_MOVEIT=1 rosdep install --from-paths src --ignore-src -y` (ros-jazzy-moveit-py, "
     "ros-jazzy-moveit-resources-panda-moveit-config for the Panda demo; franka_ros2 jazzy with "
     "franka_fr3_moveit_config for an FR3), `source /opt/ros/jazzy/setup.bash`, then "
-    "`ros2 launch step_planner franka.launch.py robot:=fr3 robot_ip:=<ip>` (or robot:=panda), which passes "
+    "`ros2 launch step_planner franka.launch.py robot_type:=fr3 robot_ip:=<ip>` (or robot_type:=panda), which passes "
     "MoveIt's parameters to the node. See docs/moveit_backend.md."
 )
 PARAMS_HINT = ("MoveIt's parameters did not reach the node: start it with `ros2 launch step_planner franka.launch.py` "
@@ -121,7 +121,7 @@ class MoveItArm:
             raise BackendUnavailable(
                 f"the robot model ({model.name}) has no group '{v.arm_group}' (config/franka.yaml "
                 f"variants.{self.config.robot}.arm_group); its groups: {', '.join(model.joint_model_group_names)}. "
-                f"Is robot:={self.config.robot} the robot MoveIt was started for?")
+                f"Is robot_type:={self.config.robot} the robot MoveIt was started for?")
         frames = [("ee_link", v.ee_link), ("base_frame", v.base_frame)] + [("touch_links", t) for t in v.touch_links]
         with self.robot.get_planning_scene_monitor().read_only() as scene:
             unknown = [f"{key} '{frame}'" for key, frame in frames if not scene.knows_frame_transform(frame_id=frame)]

@@ -17,6 +17,7 @@ from typing import Any
 from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.joint_state_tap import JointStateTap
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
+from step_planner.ros.private_context import private_context
 
 POLL_S = 0.005
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}  # action_msgs/GoalStatus STATUS_SUCCEEDED/CANCELED/ABORTED
@@ -56,10 +57,9 @@ class RosLink:
             raise BackendUnavailable(f"the moveit backend's gripper and controller checks need rclpy ({exc}); "
                                      "source /opt/ros/jazzy/setup.bash") from exc
         self._rclpy = rclpy
-        self.context = rclpy.Context()
         # no command line: the node's process gets `-r __node:=step_planner` from ros2 launch, which as a global
         # remap would rename every node of a context parsing it to step_planner (the namespace is given below)
-        rclpy.init(args=[], context=self.context)
+        self.context = private_context()
         self.node = rclpy.create_node(node_name, namespace=namespace or "/", context=self.context)
         self._finger_joints = finger_joints
         self._lock = threading.Lock()
