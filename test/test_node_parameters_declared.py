@@ -216,10 +216,12 @@ def test_the_shipped_params_file_with_a_launch_files_overrides_starts_the_node(t
 
 
 @pytest.mark.ros
-def test_in_process_overrides_are_checked_and_moveits_pass_on_the_moveit_backend(tmp_path):
+def test_in_process_overrides_are_checked_and_moveits_pass_on_the_moveit_backend(tmp_path, monkeypatch):
     pytest.importorskip("step_planner_interfaces")
     import rclpy
     from moveit_support import moveit_parameters
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent / "moveit_standin"))  # moveit_py's stand-in: the node checks the backend's modules at start
     from rclpy.parameter import Parameter
 
     from step_planner.ros.node import StepPlannerNode
