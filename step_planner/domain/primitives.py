@@ -74,7 +74,16 @@ class PrimitiveCall:
         return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.args)})"
 
 
-_CALL_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*\((.*)\)\s*\.?\s*$", re.IGNORECASE)
+_CALL_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*\.?\s*$")
+
+
+def call_shape(text: str) -> tuple[str, str] | None:
+    """``(name, argument text)`` when ``text`` is written as a call, ``pick(tape)`` (None when it is not).
+
+    The one place that says what a call looks like: the prompts, the planner and the termination check all
+    ask here, so a text they read as a call is one the library parses the same way."""
+    m = _CALL_RE.match(text)
+    return (m.group(1), m.group(2)) if m else None
 
 
 @dataclass
@@ -175,11 +184,11 @@ class PrimitiveLibrary:
         natural-language subgoal that the termination model judges). Positional arguments are
         bound in declaration order. Arity or keyword mistakes raise :class:`DomainError`.
         """
-        m = _CALL_RE.match(text)
-        if not m or m.group(1).lower() not in self.primitives:
+        shape = call_shape(text)
+        if shape is None or shape[0].lower() not in self.primitives:
             return None
-        spec = self.primitives[m.group(1).lower()]
-        inner = m.group(2).strip()
+        spec = self.primitives[shape[0].lower()]
+        inner = shape[1].strip()
         parts = [p.strip() for p in inner.split(",")] if inner else []
         bound: dict[str, str] = {}
         for pos, part in enumerate(parts):

@@ -10,7 +10,6 @@ the feedback, so the same situation always gives byte-identical messages (replay
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import yaml
 from pydantic import BaseModel
 
 from step_planner.domain.conditions import FACT_SYNTAX, explain_failure
-from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.primitives import PrimitiveLibrary, call_shape
 from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer, answer_schema, json_schema
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.kinds import NodeStatus
@@ -31,7 +30,6 @@ _PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "
 _TEMPLATES = ("decompose_system", "decompose_user", "decompose_rules_grounded", "decompose_rules_text",
               "decompose_rules_calls", "terminate_system", "terminate_user", "verify_system", "verify_user")
 ANSWER_STYLES = ("grounded", "text", "calls")
-_CALL_SHAPE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\(.*\)\s*\.?\s*$")
 
 
 class PromptError(ValueError):
@@ -220,7 +218,7 @@ class PromptBook:
             note = f" (after {folded} rejected proposal{'s' if folded > 1 else ''})" if folded else ""
             folded = 0
             shown = child.text
-            if child.call is not None and not _CALL_SHAPE.match(child.text):
+            if child.call is not None and call_shape(child.text) is None:
                 shown += f" [{child.call}]"  # what a natural-language child ran
             outcome = describe_outcome(child)
             if feedback_has_current and child.status is NodeStatus.ABANDONED and i - 1 > last_live:

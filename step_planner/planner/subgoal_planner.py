@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from step_planner.domain.conditions import Condition, describe_fact, explain_failure, parse_fact
-from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary, call_shape
 from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer, LLMUnavailable
@@ -141,7 +141,6 @@ def _same_question(a: str, b: str) -> bool:
 
 
 _RECHECK = object()  # the goal was just stated: judge it before proposing anything
-_CALL_SHAPE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\(.*\)\s*\.?\s*$")
 
 Plan = Generator[PrimitiveCall, StepReport, GoalResult]
 Expansion = Generator[PrimitiveCall, StepReport, tuple[bool, str]]
@@ -832,7 +831,7 @@ class StepPlanner:
 
     def _is_search(self, spec: ChildSpec) -> bool:
         """A child that only looks: one call of a primitive whose effect is opening something."""
-        call = spec.call_text or (spec.text if _CALL_SHAPE.match(spec.text) else "")
+        call = spec.call_text or (spec.text if call_shape(spec.text) else "")
         prim = self.library.get(call.split("(")[0].strip()) if call else None
         return prim is not None and any(e.predicate == "open" for e in prim.effects)
 
@@ -853,7 +852,7 @@ class StepPlanner:
         lineage = {a.text.lower() for a in tree.ancestors(rnd.node_id)} | {node.text.lower()}
         if text.lower() in lineage:
             return [], f"'{text}' repeats the subgoal it should decompose", False
-        if not self.profile.conditions or spec.call_text or _CALL_SHAPE.match(text):
+        if not self.profile.conditions or spec.call_text or call_shape(text):
             return [], "", False
         unseen = {o for n in (*tree.ancestors(rnd.node_id), node) for c in n.conditions
                   for o in parse_fact(c.text).objects if not self.beliefs.knows(o)}
