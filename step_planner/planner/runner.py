@@ -181,7 +181,7 @@ def _speculation(planner: StepPlanner, initial: WorldState, library: PrimitiveLi
     def make_shadow(replay_llm, prompts) -> StepPlanner:  # the person's replies so far are replayed to it
         return StepPlanner(planner.tree.instruction, library=library, llm=replay_llm, config=shadow_config,
                            prompts=prompts, episodic=episodic, goal=goal, goal_id=planner.tree.goal_id,
-                           person=ReplayPerson(planner.replies), confirm_goal=planner.confirm_goal)
+                           person=ReplayPerson(planner.questions.replies), confirm_goal=planner.intake.confirm_goal)
 
     def speculate(history: list, call: PrimitiveCall, last_world: WorldState) -> None:
         answers = list(planner.answers.ordered)

@@ -33,18 +33,16 @@ parent itself fails and its own parent re-plans.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from step_planner.domain.conditions import Condition, describe_fact, explain_failure, parse_fact
+from step_planner.domain.conditions import Condition, explain_failure, parse_fact
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary, call_shape
-from step_planner.domain.world import GRIPPER, WorldState
+from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import CompletionAnswer, decomposition_schema
@@ -53,24 +51,16 @@ from step_planner.planner.budget import Budget, BudgetExceeded, Canceled
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.control_flow import ControlFlow, Next, control_flow
 from step_planner.planner.features import ChildFinished, make_features
-from step_planner.planner.grounding import (
-    RULE_PROVISIONAL,
-    CheckedConditions,
-    Reference,
-    check_goal,
-    check_subgoal_conditions,
-    kind_mentions,
-    named_entities,
-    relevant_entities,
-)
+from step_planner.planner.goal_intake import RECHECK, ClientGoalError, GoalIntake, Intake, IntakeKind, RefusalLoop
+from step_planner.planner.grounding import check_subgoal_conditions, kind_mentions, named_entities, relevant_entities
 from step_planner.planner.kinds import Control, JudgedFrom, NodeStatus, VerdictKind, VerdictSource
 from step_planner.planner.memory import EpisodicMemory
 from step_planner.planner.overlap import AnswerLog, Prefetcher, answer_key
-from step_planner.planner.person import Ask, AskKind, Person, Reply, ReplyKind, answer_problem
+from step_planner.planner.person import Person, PersonStop, Questions, Reply
 from step_planner.planner.prompts import PromptBook
 from step_planner.planner.result import GoalError, GoalResult, StepReport
 from step_planner.planner.termination import Candidate, CompletionLLM, TerminationChecker
-from step_planner.planner.tree import ConditionRecord, SubgoalTree, TreeListener, render_reading
+from step_planner.planner.tree import ConditionRecord, SubgoalTree, TreeListener
 from step_planner.planner.world_changes import revise_pending
 
 __all__ = ["BudgetExceeded", "Canceled", "CompletionLLM", "StepPlanner", "StepReport"]
@@ -109,38 +99,6 @@ class _NothingToDo(Exception):
     pass
 
 
-class _ClientGoalError(ValueError):
-    """A goal stated by the client (the action goal, ``--goal``) names unknown things or does not parse."""
-
-
-class _PersonStop(Exception):
-    """The person refused the goal, or nobody answered: the goal ends with ``error``."""
-
-    def __init__(self, error: GoalError, message: str) -> None:
-        super().__init__(message)
-        self.error = error
-
-
-MAX_QUESTIONS = 3  # questions one goal may ask the person
-GOAL_REFUSALS_PER_RULE = 3  # goals one rule may refuse in a goal (a repeated refusal text counts twice)
-
-
-class _RefusalLoop(Exception):
-    """The model keeps stating goals one rule refuses: re-reading is not fixing it."""
-
-
-def _question_words(text: str) -> set[str]:
-    return set(re.sub(r"[^a-z0-9_ ]", " ", text.lower()).split()) - {"the", "a", "an", "do", "you", "i", "which",
-                                                                     "is", "it", "should", "or", "of", "to"}
-
-
-def _same_question(a: str, b: str) -> bool:
-    """Two questions that ask the same thing (the same words, give or take a few)."""
-    wa, wb = _question_words(a), _question_words(b)
-    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.7
-
-
-_RECHECK = object()  # the goal was just stated: judge it before proposing anything
 
 Plan = Generator[PrimitiveCall, StepReport, GoalResult]
 Expansion = Generator[PrimitiveCall, StepReport, tuple[bool, str]]
@@ -181,25 +139,17 @@ class StepPlanner:
         self.beliefs = Beliefs()
         self.episodic = episodic if self.has("episodic_memory") else None
         self.plugins = make_features(self.profile.features, self.episodic)
-        self.client_goal = list(goal or [])
         self.planned_skips = 0  # LLM calls saved by plan-ahead
         self._failure = GoalError.PLANNING_FAILED
-        self._goal_at_start: dict[str, bool] = {}  # the instruction's facts as first judged
         self._moved: set[str] = set()  # objects the robot held or whose place changed across its actions
         self.answers = AnswerLog()  # every answer by request: what a shadow planner replays (overlap)
         self.prefetcher: Prefetcher | None = None  # set by run_goal when the overlap feature is on
         self.llm_wait_s = 0.0  # time spent waiting for answers (the LLM on the critical path)
         self._answer_was_prepared = False
-        self.person = person
-        self.confirm_goal = confirm_goal
-        self.replies: list[Reply] = []  # the person's replies, in order (what a shadow planner replays)
-        self.goal_rejections: list[dict] = []  # goals the model stated that grounding refused, with why
         self._picked_by: dict[str, int] = {}  # object -> the leaf that picked it up last
-        self._refusals: Counter[str] = Counter()  # goal refusals by rule (bounded: GOAL_REFUSALS_PER_RULE)
-        self._refusal_texts: set[str] = set()
-        self._seen_at_start: set[str] = set()  # objects in view when the goal started
-        self._looked_when_stated: set[str] = set()  # places seen inside when the goal was last stated
-        self._waiting_goal = False  # the goal waits for a look inside (nothing but opening until then)
+        self.questions = Questions(person, self.tree, self.budget, enabled=self.has("questions"))
+        self.intake = GoalIntake(self.tree, self.beliefs, library, self.budget, self.questions, self._judge,
+                                 client_goal=goal, confirm_goal=confirm_goal)
 
     def has(self, feature: str) -> bool:
         return feature in self.profile.features
@@ -260,21 +210,19 @@ class StepPlanner:
     # ---- Algorithm 1 -------------------------------------------------------------------------
     def run(self, world: WorldState) -> Plan:
         self._observe(world)
-        self._seen_at_start = set(self.beliefs.world.objects)
         root = self.tree.root
         self.budget.scale(self._task_size())
-        if self.confirm_goal and not self.profile.conditions and not self.client_goal:
+        if self.intake.confirm_goal and not self.profile.conditions and not self.intake.client_goal:
             return self._end(GoalError.INVALID_GOAL, f"confirm_goal needs a profile that states the goal as facts "
                              f"(profile {self.profile.name} states none); nothing was executed", None)
         try:
-            if self.client_goal:
-                self._set_client_goal()
+            self.intake.start()
             ok, reason = yield from self._expand(root)
-        except _ClientGoalError as exc:
+        except ClientGoalError as exc:
             return self._end(GoalError.INVALID_GOAL, f"the goal's conditions are not usable: {exc}", None)
-        except _PersonStop as exc:
+        except PersonStop as exc:
             return self._end(exc.error, str(exc), VerdictSource.PERSON)
-        except _RefusalLoop as exc:
+        except RefusalLoop as exc:
             return self._end(GoalError.PLANNING_FAILED, str(exc), VerdictSource.VALIDATION)
         except _NothingToDo:
             return self._end(GoalError.NOTHING_TO_DO, "nothing to do: the instruction's conditions already hold "
@@ -302,7 +250,7 @@ class StepPlanner:
 
     def _robot_made(self, fact: Condition) -> bool:
         """Did the robot bring this goal fact about? (false at the start; an object it names was moved)"""
-        if self._goal_at_start.get(str(fact), False):
+        if self.intake.at_start.get(str(fact), False):
             return False
         return not fact.objects or any(o in self._moved for o in fact.objects)
 
@@ -337,42 +285,24 @@ class StepPlanner:
             self._judge(root.id)
         return GoalResult(success, error, message, tree=self.tree.snapshot(), verified=bool(root.conditions),
                           conditions=[c.to_dict() for c in self.tree.node(self.tree.root).conditions],
-                          goal_rejections=list(self.goal_rejections))
+                          goal_rejections=list(self.intake.goal_rejections))
 
     @property
     def instruction_text(self) -> str:
-        """The instruction with the person's answers to the model's questions: what the goal is about."""
-        answers = [a for _, a in self.tree.clarifications]
-        return " ".join([self.tree.instruction, *answers])
+        return self.intake.instruction_text
+
+    @property
+    def replies(self) -> list[Reply]:
+        return self.questions.replies
 
     def _conditions_line(self) -> str:
         return ", ".join(f"{c.text} ({c.judged_from.value})" for c in self.tree.node(self.tree.root).conditions)
 
     # ---- conditions --------------------------------------------------------------------------
     def _set_conditions(self, node_id: int, facts: list[Condition], source: str) -> None:
-        records = [ConditionRecord(str(f)) for f in facts]
-        restated = node_id == self.tree.root and bool(self._goal_at_start)
-        self.tree.set_conditions(node_id, records, source)
+        """A child's facts (the root's are the goal's: ``GoalIntake.set_goal``)."""
+        self.tree.set_conditions(node_id, [ConditionRecord(str(f)) for f in facts], source)
         self._judge(node_id)
-        if node_id == self.tree.root:
-            before = self._goal_at_start
-            self._goal_at_start = {}
-            for c, fact in zip(self.tree.node(node_id).conditions, facts, strict=True):
-                if restated and (c.text in before or not set(fact.objects) <= self._seen_at_start):
-                    # a restated goal: a fact kept keeps its start; one about a thing hidden at the start did
-                    # not hold then (the robot may have made it hold before the name was known)
-                    self._goal_at_start[c.text] = before.get(c.text, False)
-                else:
-                    self._goal_at_start[c.text] = c.holds
-            self._looked_when_stated = set(self.beliefs.seen_inside)
-
-    def _set_client_goal(self) -> None:
-        checked = check_goal(self.client_goal, self.instruction_text, self.beliefs, self.library,
-                             about_instruction=False)
-        if not checked.ok:
-            raise _ClientGoalError("; ".join(checked.problems) or "the goal states no fact")
-        self._set_conditions(self.tree.root, checked.facts, "client")
-        self.budget.scale(len(checked.facts))
 
     def _facts(self, node_id: int) -> list[Condition]:
         return [parse_fact(c.text) for c in self.tree.node(node_id).conditions]
@@ -420,125 +350,13 @@ class StepPlanner:
             return ""
         return f"the gripper still holds {held}, picked up for this subgoal: put it where it belongs"
 
-    # ---- the person ----------------------------------------------------------------------------
-    def _ask_person(self, request: Ask) -> Reply:
-        """Ask the person (the tree shows what the goal waits for); the wait is not planning time."""
-        if self.person is None:
-            reply = Reply(ReplyKind.NO_ANSWER, "no person is connected to answer")
-        else:
-            self.tree.set_waiting(request.to_dict())
-            started = time.monotonic()
-            try:
-                reply = self.person.ask(request, self.cancel)
-            finally:
-                self.budget.pause(time.monotonic() - started)
-                self.tree.set_waiting(None)
-        if reply.kind is ReplyKind.ANSWER and (problem := answer_problem(reply.text)):
-            reply = Reply(ReplyKind.NO_ANSWER, f"the answer was not usable: {problem}")
-        self.replies.append(reply)
-        self.tree.add_dialogue(request.to_dict(), reply.to_dict())
-        if reply.kind is ReplyKind.CANCELED or self.cancel.is_set():
-            raise Canceled()
-        return reply
-
-    def _questions_asked(self) -> list[str]:
-        return [d["text"] for d in self.tree.dialogue if d["kind"] == AskKind.QUESTION.value]
-
-    def _may_ask(self, rnd: _Round) -> bool:
-        """A question is offered at any node (the world may show the ambiguity: a drawer opened on two
-        candidates) while the goal has questions left."""
-        return self.has("questions") and len(self._questions_asked()) < MAX_QUESTIONS
-
-    def _clarify(self, question: str, who: str = "the model") -> object:
-        """Ask the person; the answer reaches every later prompt. A question asked before is not asked again."""
-        answered = dict(self.tree.clarifications)
-        for earlier in self._questions_asked():
-            if _same_question(earlier, question):
-                said = f"they answered '{answered[earlier]}'" if earlier in answered else "nobody answered"
-                return (f"you asked the person '{question}', which was asked already ('{earlier}': {said}); a "
-                        "person is not asked the same thing twice: go on with their answer")
-        reply = self._ask_person(Ask(AskKind.QUESTION, question, self.tree.instruction, self.tree.goal_id))
-        if reply.kind is not ReplyKind.ANSWER:
-            done = self.budget.primitives
-            ran = "nothing was executed" if not done else f"{done} primitive{'s' * (done > 1)} had been executed"
-            raise _PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: {who} asked "
-                              f"\"{question}\" and {reply.text or 'nobody answered'}; {ran}")
-        return _RECHECK
-
-    def _ask_which(self, ref: Reference) -> object:
-        """A reference only the person can settle: ask them, naming the candidates so they can be told apart
-        (with nobody to ask, or questions off, the goal ends CLARIFICATION_NEEDED naming them)."""
-        kind = ref.said.split()[-1]
-        question = (f"Which {kind} do you mean by '{ref.said}': "
-                    + "; ".join(self._describe_candidate(n) for n in ref.candidates) + "?")
-        if not self.has("questions"):
-            raise _PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: {question} "
-                              "(questions to the person are off in this profile)")
-        return self._clarify(question, who="the planner")
-
-    def _describe_candidate(self, name: str) -> str:
-        world = self.beliefs.world
-        obj = world.objects.get(name)
-        if obj is not None:
-            loc = obj.location or ""
-            where = ("in the gripper" if loc == GRIPPER else
-                     f"{world.preposition(loc)} the {loc.replace('_', ' ')}" if loc else "where it was last seen")
-            return f"{name} ({obj.category or 'object'}, {where})"
-        place = world.places.get(name)
-        state = ("open" if place.is_open else "closed") if place is not None and place.openable else ""
-        return f"{name} ({state})" if state else name
-
-    def _readings(self, references: list[Reference]) -> list[dict]:
-        answers = [a for _, a in self.tree.clarifications]
-        source = f"from your answer '{answers[-1]}'" if answers else "the model's reading of the instruction's words"
-        return [{"said": r.said, "resolved": list(r.picked), "candidates": list(r.candidates), "from": source}
-                for r in references]
-
-    def _count_refusal(self, rules: list[str], problems: list[str]) -> None:
-        """Every refusal rule has a bound; the same refusal text again counts twice."""
-        for rule, text in zip(rules, problems, strict=True):
-            self._refusals[rule] += 2 if text in self._refusal_texts else 1
-            self._refusal_texts.add(text)
-            if self._refusals[rule] > GOAL_REFUSALS_PER_RULE:
-                raise _RefusalLoop(f"the goal the model stated was refused {self._refusals[rule]} times by one rule "
-                                   f"({rule}) and re-reading did not fix it; last: {text}")
-
-    def _confirm(self, facts: list[Condition]) -> bool:
-        """confirm_goal: the person accepts, corrects or refuses the goal. True when it was corrected."""
-        shown = tuple(str(f) for f in facts)
-        words = tuple(describe_fact(f, self.beliefs.world) for f in facts)
-        readings = [f"reading: {render_reading(r)}" for r in self.tree.readings]
-        request = Ask(AskKind.GOAL, "\n".join([*words, *readings]), self.tree.instruction, self.tree.goal_id,
-                      shown, words, check=self._correction_problems)
-        reply = self._ask_person(request)
-        if reply.kind is ReplyKind.ACCEPT:
-            return False
-        if reply.kind is ReplyKind.CORRECT:
-            if problems := request.problems(list(reply.facts)):
-                raise _ClientGoalError("the corrected goal: " + "; ".join(problems))
-            checked = check_goal(list(reply.facts), self.instruction_text, self.beliefs, self.library,
-                                 about_instruction=False)
-            self._set_conditions(self.tree.root, checked.facts, "person")
-            self.budget.scale(len(checked.facts))
-            return True
-        if reply.kind is ReplyKind.REFUSE:
-            raise _PersonStop(GoalError.GOAL_NOT_CONFIRMED, f"the person refused the interpreted goal "
-                              f"({', '.join(shown)}): {reply.text or 'no reason given'}; nothing was executed")
-        raise _PersonStop(GoalError.GOAL_NOT_CONFIRMED, f"the interpreted goal ({', '.join(shown)}) was not "
-                          f"confirmed: {reply.text or 'nobody answered'}; nothing was executed")
-
-    def _correction_problems(self, texts: list[str]) -> list[str]:
-        checked = check_goal(list(texts), self.instruction_text, self.beliefs, self.library, about_instruction=False)
-        return checked.problems or ([] if checked.facts else ["the goal states no fact"])
-
     # ---- prompts -----------------------------------------------------------------------------
     def _extra_sections(self, rnd: _Round, goal_wanted: bool, question: bool = False,
                         restate: list[str] | None = None) -> str:
         node = self.tree.node(rnd.node_id)
         parts: list[str] = []
         if goal_wanted and restate:
-            inside = sorted(o for o, obj in self.beliefs.world.objects.items()
-                            if obj.location in self.beliefs.seen_inside - self._looked_when_stated)
+            inside = self.intake.revealed_since_stated()
             parts.append(f"## Goal\nThe goal names {', '.join(restate)}, which nothing in view is called, now that "
                          f"looking inside has shown what is there ({', '.join(inside) or 'nothing new'}). State the "
                          "whole goal again in `goal`, with the names you see now, then go on with `next`.")
@@ -605,7 +423,7 @@ class StepPlanner:
                 tree.set_status(node_id, NodeStatus.SUCCEEDED)
                 return True, ""
             proposal = self._propose(rnd)
-            if proposal is _RECHECK:
+            if isinstance(proposal, Intake):  # the goal changed: judge it before proposing anything
                 continue
             if isinstance(proposal, str):
                 tree.add_verdict(node_id, VerdictKind.REJECTED, proposal, VerdictSource.VALIDATION)
@@ -704,7 +522,7 @@ class StepPlanner:
         return f"'{self.tree.node(node_id).text}' is not achieved yet: {answer.reasoning or 'something is missing'}"
 
     # ---- proposals ---------------------------------------------------------------------------
-    def _propose(self, rnd: _Round) -> ChildSpec | _DoneClaim | str | object:
+    def _propose(self, rnd: _Round) -> ChildSpec | _DoneClaim | str | Intake:
         """The next child (planned or asked for), a done claim, or why the answer was unusable."""
         tree = self.tree
         node = tree.node(rnd.node_id)
@@ -716,9 +534,9 @@ class StepPlanner:
         if not self.profile.replan and rnd.asked:
             return _DoneClaim("the plan is carried out")
         at_root = self.profile.conditions and rnd.node_id == tree.root
-        restate = self._provisional_names() if at_root and node.conditions else []
+        restate = self.intake.provisional_names() if at_root and node.conditions else []
         goal_wanted = at_root and (not node.conditions or bool(restate))
-        question = self._may_ask(rnd)
+        question = self.questions.may_ask()
         schema = decomposition_schema(grounded=self.profile.conditions, goal=goal_wanted,
                                       plan_ahead=self.has("plan_ahead"),
                                       control=self.has("control_flow") and not node.children, question=question)
@@ -734,17 +552,15 @@ class StepPlanner:
         rnd.asked += 1
         data = answer.model_dump()
         if question and (asked := " ".join(str(data.get("question") or "").split())):
-            return self._clarify(asked)
+            repeated = self.questions.clarify(asked)
+            return RECHECK if repeated is None else repeated
         if goal_wanted:
-            stated = list(data.get("goal") or [])
-            if not stated and not node.conditions and self._goal_may_wait():
-                self._waiting_goal = True  # nothing but opening until the goal is stated
-            else:
-                taken = self._take_goal(stated, restate)
-                if taken is _RECHECK:
-                    rnd.pending = []  # the answer's children were planned for another goal
-                if taken is not None:
-                    return taken
+            taken = self.intake.take_answer(list(data.get("goal") or []), restate, moved=bool(self._moved))
+            if taken.kind is IntakeKind.RECHECK:
+                rnd.pending = []  # the answer's children were planned for another goal
+                return taken
+            if taken.kind is IntakeKind.REFUSED:
+                return taken.feedback
         if "control" in data and not node.children:
             tree.set_control(rnd.node_id, Control(data["control"]))
             rnd.flow = control_flow(Control(data["control"]))
@@ -753,81 +569,13 @@ class StepPlanner:
         if not data.get("next"):
             return "your answer gave no next child and did not say done"
         specs = [self._spec(c) for c in [data["next"], *(data.get("then") or [])]]
-        if self._waiting_goal and not tree.node(tree.root).conditions and not self._is_search(specs[0]):
+        if self.intake.waiting and not tree.node(tree.root).conditions and not self._is_search(specs[0]):
             return ("state the task's goal in `goal` before doing anything else: until it can be stated, only "
                     "opening a closed drawer to look inside may come first")
         specs[0].prepared = self._answer_was_prepared
         if self.has("plan_ahead"):
             rnd.pending = specs
         return specs[0]
-
-    def _take_goal(self, stated: list[str], restate: list[str]) -> object:
-        """Check and set the goal the model stated (or restated). None when it was set and planning goes on
-        with this answer; ``_RECHECK`` to ask again; a string is the refusal sent back to the model."""
-        tree = self.tree
-        revealed = self.beliefs.seen_inside - self._looked_when_stated if restate else set()
-        checked = check_goal(stated, self.instruction_text, self.beliefs, self.library,
-                             answered=bool(tree.clarifications),
-                             renaming={o for o, obj in self.beliefs.world.objects.items() if obj.location in revealed})
-        renamed = self._renamed(checked, restate) if restate else {}
-        if not checked.ok:
-            self.goal_rejections.append({"goal": [str(g) for g in stated], "problems": list(checked.problems),
-                                         "rules": list(checked.rules)})
-            guessed = [r for r in checked.references if r.guessed]
-            if checked.person_only and guessed:
-                return self._ask_which(guessed[0])
-            self._count_refusal(checked.rules, checked.problems)
-            return "the goal you stated was not accepted: " + ("; ".join(checked.problems) or "it is empty")
-        self._set_conditions(tree.root, checked.facts, "model")
-        looked = sorted(self.beliefs.seen_inside & {n for n, p in self.beliefs.world.places.items() if p.openable})
-        readings = self._readings(checked.references) + [
-            {"said": old, "resolved": new, "candidates": [], "from": "named provisionally, renamed once "
-             f"{', '.join(looked) or 'the search'} showed what is there"} for old, new in renamed.items()]
-        tree.set_readings(readings)
-        self.budget.scale(len(checked.facts))
-        unsure = [old for old, new in renamed.items() if not any(set(old.split("_")) & set(n.split("_")) for n in new)]
-        if (self.confirm_goal or unsure) and self._confirm(checked.facts):
-            return _RECHECK
-        if self._judge(tree.root):
-            return _RECHECK
-        return None
-
-    def _renamed(self, checked: CheckedConditions, provisional: list[str]) -> dict[str, list[str]]:
-        """How a restated goal re-binds each provisional name (refusing one that keeps it): old -> new names."""
-        facts = checked.facts
-        names = {o for f in facts for o in f.objects}
-        before = {o for f in self._facts(self.tree.root) for o in f.objects}
-        out = {}
-        for old in provisional:
-            if old in names:
-                inside = ", ".join(sorted(o for o, obj in self.beliefs.world.objects.items()
-                                          if obj.location in self.beliefs.seen_inside)) or "nothing new"
-                checked.refuse(RULE_PROVISIONAL, f"{old} is still a name nothing seen carries, now that the "
-                               f"search has shown what is there ({inside}): state the goal with a name you see")
-                continue
-            out[old] = sorted(names - before) or sorted(names)
-        return out
-
-    def _provisional_names(self) -> list[str]:
-        """Objects the goal names that nothing seen carries, once looking inside has shown what is there
-        (a place looked into since the goal was stated holds something with a word of the name, or nowhere
-        is left to look): then the goal must be restated with the names seen, before anything is judged."""
-        unknown = sorted({o for f in self._facts(self.tree.root) for o in f.objects if not self.beliefs.knows(o)})
-        revealed = self.beliefs.seen_inside - self._looked_when_stated
-        if not unknown or not revealed:
-            return []
-        world = self.beliefs.world
-        hidden_left = any(p.openable and n not in self.beliefs.seen_inside for n, p in world.places.items())
-        inside = {o for o, obj in world.objects.items() if obj.location in revealed}
-        if hidden_left and not any(set(u.split("_")) & set(o.split("_")) for u in unknown for o in inside):
-            return []  # it may still be in a drawer not looked into
-        return unknown
-
-    def _goal_may_wait(self) -> bool:
-        """The goal may be stated after a look inside: a closed drawer is still unseen and nothing was moved."""
-        world = self.beliefs.world
-        return not self._moved and any(p.openable and not p.is_open and n not in self.beliefs.seen_inside
-                                       for n, p in world.places.items())
 
     def _is_search(self, spec: ChildSpec) -> bool:
         """A child that only looks: one call of a primitive whose effect is opening something."""
