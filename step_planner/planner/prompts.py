@@ -29,6 +29,10 @@ _PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "
                  "clarifications")
 _TEMPLATES = ("decompose_system", "decompose_user", "decompose_rules_grounded", "decompose_rules_text",
               "decompose_rules_calls", "terminate_system", "terminate_user", "verify_system", "verify_user")
+# Sections a decomposition prompt adds when they apply (``section_<name>.txt``), with their placeholders.
+SECTIONS = {"goal": (), "goal_restate": ("names", "inside"), "ambiguity": (), "depth_limit": (),
+            "control_flow_choose": (), "control_flow_fixed": ("control",), "remaining_plan": ("plan",),
+            "plan_ahead": ()}
 ANSWER_STYLES = ("grounded", "text", "calls")
 
 
@@ -88,7 +92,7 @@ class PromptBook:
     def load(cls, library: PrimitiveLibrary, prompts_dir: str = "", history: str = "tree") -> PromptBook:
         folder = _find_prompts_dir(prompts_dir)
         templates = {}
-        for name in _TEMPLATES:
+        for name in (*_TEMPLATES, *(f"section_{n}" for n in SECTIONS)):
             path = folder / f"{name}.txt"
             try:
                 templates[name] = path.read_text()
@@ -106,12 +110,16 @@ class PromptBook:
 
     def _check(self) -> None:
         probe = dict.fromkeys(("embodiment", "primitives", "poses", "schema", "answer_rules", "facts", "example",
-                               *_PLACEHOLDERS), "")
+                               *_PLACEHOLDERS, *(p for names in SECTIONS.values() for p in names)), "")
         for name, text in self.templates.items():
             try:
                 text.format(**probe)
             except (KeyError, IndexError, ValueError) as exc:
                 raise PromptError(f"prompt template {name}: bad placeholder {exc}") from exc
+
+    def section(self, name: str, **values: str) -> str:
+        """A section of a decomposition prompt (``section_<name>.txt``), filled in."""
+        return self.templates[f"section_{name}"].format(**values).rstrip("\n")
 
     # ---- system messages -------------------------------------------------------------------
     def _example(self, kind: str, style: str, schema: type[BaseModel]) -> str:

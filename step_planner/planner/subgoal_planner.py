@@ -353,49 +353,31 @@ class StepPlanner:
     # ---- prompts -----------------------------------------------------------------------------
     def _extra_sections(self, rnd: _Round, goal_wanted: bool, question: bool = False,
                         restate: list[str] | None = None) -> str:
+        """The sections that apply to this prompt (texts in ``config/prompts/section_*.txt``)."""
         node = self.tree.node(rnd.node_id)
+        book = self.prompts
         parts: list[str] = []
         if goal_wanted and restate:
-            inside = self.intake.revealed_since_stated()
-            parts.append(f"## Goal\nThe goal names {', '.join(restate)}, which nothing in view is called, now that "
-                         f"looking inside has shown what is there ({', '.join(inside) or 'nothing new'}). State the "
-                         "whole goal again in `goal`, with the names you see now, then go on with `next`.")
+            inside = ", ".join(self.intake.revealed_since_stated()) or "nothing new"
+            parts.append(book.section("goal_restate", names=", ".join(restate), inside=inside))
         elif goal_wanted:
-            parts.append("## Goal\nAlso state, in `goal`, the facts that will hold once the whole task is carried "
-                         "out. The robot checks them in the world to decide that the task is done. If what the task "
-                         "is about is hidden in a closed drawer and cannot be named yet (\"the thing in the drawer\"),"
-                         " leave `goal` empty and open the drawer first (nothing else may come first): you are asked "
-                         "again once it is open. Words such as thing, item or stuff are never names.")
+            parts.append(book.section("goal"))
         if question:
-            parts.append("## Ambiguity\nAsk the person only what the words, their answers and the observation do "
-                         "not decide: which of several things is meant when nothing in the words singles one out "
-                         "(\"the block\" with four blocks in view and no colour, place or other description). A "
-                         "reading the words already decide is not a question: \"on the table\" excludes one on the "
-                         "tray; \"the one in the red tray\" is the one there; \"all the blocks\" is every block; "
-                         "\"hand me the X\" is to pick X up and hold it; a person's \"on the tray\" is the "
-                         "observation's \"in tray\". When you do ask, put one short question in `question` that "
-                         "names the candidates so the person can tell them apart, set `next` to null and `done` to "
-                         "false (and `goal` to [] if asked for); the person's answer comes back in the next prompt "
-                         "and is final. Otherwise `question` is null.")
+            parts.append(book.section("ambiguity"))
         if node.depth + 1 >= self.config.depth_limit():
-            parts.append("## Depth limit\nThis subgoal is at the deepest level allowed: its children must each "
-                         "be a single primitive call.")
+            parts.append(book.section("depth_limit"))
         if self.has("control_flow") and not node.children:
-            parts.append("## Control flow\nSet `control` for the children of this subgoal: \"sequence\" (all, in "
-                         "order, stop at a failure), \"fallback\" (alternatives: stop at the first success, e.g. "
-                         "look in drawer 1, then drawer 2) or \"parallel\" (all of them, even if one fails).")
+            parts.append(book.section("control_flow_choose"))
         elif node.control is not Control.SEQUENCE:
-            parts.append(f"## Control flow\nThe children of this subgoal are combined as: {node.control.value}.")
+            parts.append(book.section("control_flow_fixed", control=node.control.value))
         for plugin in self.plugins:
             parts.extend(plugin.sections(self.tree, rnd.node_id, self.beliefs.observed))
         if self.has("plan_ahead"):
             if rnd.pending:
                 plan = "\n".join(f"{i}. {self._spec_line(s)}" for i, s in enumerate(rnd.pending, 1))
-                parts.append(f"## Remaining plan (from your previous answer)\n{plan}\nRefine it with the outcomes "
-                             "above: give the next child as `next` and the rest in `then`.")
+                parts.append(book.section("remaining_plan", plan=plan))
             else:
-                parts.append("## Plan ahead\nGive the next child as `next` and, in `then`, the children planned "
-                             "after it, in order.")
+                parts.append(book.section("plan_ahead"))
         return "\n\n".join(parts)
 
     @staticmethod
