@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from step_planner.domain.conditions import Condition, explain_failure, parse_fact
+from step_planner.domain.conditions import Condition, parse_fact
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary, call_shape
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
@@ -53,14 +53,15 @@ from step_planner.planner.control_flow import ControlFlow, Next, control_flow
 from step_planner.planner.features import ChildFinished, make_features
 from step_planner.planner.goal_intake import RECHECK, ClientGoalError, GoalIntake, Intake, IntakeKind, RefusalLoop
 from step_planner.planner.grounding import check_subgoal_conditions, kind_mentions, named_entities, relevant_entities
-from step_planner.planner.kinds import Control, JudgedFrom, NodeStatus, VerdictKind, VerdictSource
+from step_planner.planner.kinds import Control, NodeStatus, VerdictKind, VerdictSource
 from step_planner.planner.memory import EpisodicMemory
+from step_planner.planner.node_conditions import NodeConditions
 from step_planner.planner.overlap import AnswerLog, Prefetcher, answer_key
 from step_planner.planner.person import Person, PersonStop, Questions, Reply
 from step_planner.planner.prompts import PromptBook
 from step_planner.planner.result import GoalError, GoalResult, StepReport
 from step_planner.planner.termination import Candidate, CompletionLLM, TerminationChecker
-from step_planner.planner.tree import ConditionRecord, SubgoalTree, TreeListener
+from step_planner.planner.tree import SubgoalTree, TreeListener
 from step_planner.planner.world_changes import revise_pending
 
 __all__ = ["BudgetExceeded", "Canceled", "CompletionLLM", "StepPlanner", "StepReport"]
@@ -146,9 +147,9 @@ class StepPlanner:
         self.prefetcher: Prefetcher | None = None  # set by run_goal when the overlap feature is on
         self.llm_wait_s = 0.0  # time spent waiting for answers (the LLM on the critical path)
         self._answer_was_prepared = False
-        self._picked_by: dict[str, int] = {}  # object -> the leaf that picked it up last
+        self.conditions = NodeConditions(self.tree, self.beliefs, self.budget)
         self.questions = Questions(person, self.tree, self.budget, enabled=self.has("questions"))
-        self.intake = GoalIntake(self.tree, self.beliefs, library, self.budget, self.questions, self._judge,
+        self.intake = GoalIntake(self.tree, self.beliefs, library, self.budget, self.questions, self.conditions.judge,
                                  client_goal=goal, confirm_goal=confirm_goal)
 
     def has(self, feature: str) -> bool:
@@ -226,7 +227,7 @@ class StepPlanner:
             return self._end(GoalError.PLANNING_FAILED, str(exc), VerdictSource.VALIDATION)
         except _NothingToDo:
             return self._end(GoalError.NOTHING_TO_DO, "nothing to do: the instruction's conditions already hold "
-                             f"({self._conditions_line()}); nothing was executed", None)
+                             f"({self.conditions.line(self.tree.root)}); nothing was executed", None)
         except BudgetExceeded as exc:
             return self._end(GoalError.BUDGET_EXCEEDED, str(exc), VerdictSource.BUDGET)
         except LLMUnavailable as exc:
@@ -239,13 +240,13 @@ class StepPlanner:
             return self._end(GoalError.PLANNING_FAILED, "the model says the instruction is achieved, but no condition "
                              f"was checked (profile {self.profile.name} states none); set "
                              "require_verified_success to false to accept the model's word", VerdictSource.CONDITIONS)
-        if self.tree.node(root).conditions and not any(self._robot_made(f) for f in self._facts(root)):
+        if self.tree.node(root).conditions and not any(self._robot_made(f) for f in self.conditions.facts(root)):
             return self._end(GoalError.NOTHING_TO_DO, "the instruction's conditions hold, but the robot brought none "
-                             f"of them about ({self._conditions_line()}): they held all along",
+                             f"of them about ({self.conditions.line(self.tree.root)}): they held all along",
                              VerdictSource.CONDITIONS)
         self.tree.set_active(None)
         message = "the instruction is achieved"
-        message += f": {self._conditions_line()}" if self.tree.node(root).conditions else " (the model's word)"
+        message += f": {self.conditions.line(root)}" if self.tree.node(root).conditions else " (the model's word)"
         return self._result(True, GoalError.NONE, message)
 
     def _robot_made(self, fact: Condition) -> bool:
@@ -282,7 +283,7 @@ class StepPlanner:
     def _result(self, success: bool, error: GoalError, message: str) -> GoalResult:
         root = self.tree.node(self.tree.root)
         if root.conditions:
-            self._judge(root.id)
+            self.conditions.judge(root.id)
         return GoalResult(success, error, message, tree=self.tree.snapshot(), verified=bool(root.conditions),
                           conditions=[c.to_dict() for c in self.tree.node(self.tree.root).conditions],
                           goal_rejections=list(self.intake.goal_rejections))
@@ -294,61 +295,6 @@ class StepPlanner:
     @property
     def replies(self) -> list[Reply]:
         return self.questions.replies
-
-    def _conditions_line(self) -> str:
-        return ", ".join(f"{c.text} ({c.judged_from.value})" for c in self.tree.node(self.tree.root).conditions)
-
-    # ---- conditions --------------------------------------------------------------------------
-    def _set_conditions(self, node_id: int, facts: list[Condition], source: str) -> None:
-        """A child's facts (the root's are the goal's: ``GoalIntake.set_goal``)."""
-        self.tree.set_conditions(node_id, [ConditionRecord(str(f)) for f in facts], source)
-        self._judge(node_id)
-
-    def _facts(self, node_id: int) -> list[Condition]:
-        return [parse_fact(c.text) for c in self.tree.node(node_id).conditions]
-
-    def _judge(self, node_id: int) -> bool:
-        """Re-judge a node's conditions on the believed world; True when all hold."""
-        node = self.tree.node(node_id)
-        records = []
-        for old in node.conditions:
-            value, source = self.beliefs.judge(parse_fact(old.text))
-            met = (old.met_after_step if old.met_after_step is not None else self.budget.primitives) if value else None
-            records.append(ConditionRecord(old.text, value, source, met))
-        self.tree.set_conditions(node_id, records)
-        return bool(records) and all(r.holds for r in records)
-
-    def _judge_open_path(self, node_id: int) -> None:
-        """After a primitive: re-judge the conditions of every open node on the active path."""
-        for node in [*self.tree.ancestors(node_id), self.tree.node(node_id)]:
-            if node.conditions and not node.status.finished:
-                self._judge(node.id)
-
-    def _unmet_text(self, node_id: int) -> str:
-        parts = []
-        for record in self.tree.node(node_id).conditions:
-            if record.holds:
-                continue
-            fact = parse_fact(record.text)
-            if record.judged_from is JudgedFrom.UNKNOWN:
-                unseen = f"the inside of {fact.args[0]}" if fact.predicate == "empty" else ", ".join(fact.objects)
-                parts.append(f"{record.text} ({unseen} not seen yet)")
-            else:
-                parts.append(f"{record.text} ({explain_failure(fact, {}, self.beliefs.world)})")
-        if unfinished := self._half_done(node_id):
-            parts.append(unfinished)
-        return "; ".join(parts)
-
-    def _half_done(self, node_id: int) -> str:
-        """What a subgoal leaves half-done although its facts may hold: an object picked up inside it
-        still in the gripper, when none of its facts asks to hold it ('' when nothing)."""
-        held = self.beliefs.world.held
-        picker = self._picked_by.get(held or "")
-        if held is None or picker is None or not (picker == node_id or self.tree.descends(picker, node_id)):
-            return ""
-        if any(f.predicate == "holding" and not f.negated and f.args[0] == held for f in self._facts(node_id)):
-            return ""
-        return f"the gripper still holds {held}, picked up for this subgoal: put it where it belongs"
 
     # ---- prompts -----------------------------------------------------------------------------
     def _extra_sections(self, rnd: _Round, goal_wanted: bool, question: bool = False,
@@ -396,7 +342,8 @@ class StepPlanner:
         tree.set_active(node_id)
         rnd = _Round(node_id, control_flow(tree.node(node_id).control))
         while True:
-            if tree.node(node_id).conditions and self._judge(node_id) and not self._half_done(node_id):
+            conditions = self.conditions
+            if tree.node(node_id).conditions and conditions.judge(node_id) and not conditions.half_done(node_id):
                 if node_id == tree.root and self.budget.primitives == 0:
                     raise _NothingToDo()
                 tree.add_verdict(node_id, VerdictKind.DONE, "its conditions hold: " + ", ".join(
@@ -470,8 +417,8 @@ class StepPlanner:
         node_id = rnd.node_id
         tree = self.tree
         if tree.node(node_id).conditions:
-            unmet = self._unmet_text(node_id)
-            if self.beliefs.unmet(self._facts(node_id)):
+            unmet = self.conditions.unmet_text(node_id)
+            if self.beliefs.unmet(self.conditions.facts(node_id)):
                 reason = f"you said '{tree.node(node_id).text}' is done, but these facts do not hold: {unmet}"
             else:
                 reason = f"you said '{tree.node(node_id).text}' is done, but it is not finished: {unmet}"
@@ -526,7 +473,7 @@ class StepPlanner:
                                               style=self.profile.answer_style,
                                               extra=self._extra_sections(rnd, goal_wanted, question, restate),
                                               collapse=self.has("summaries"),
-                                              unfinished=self._half_done(rnd.node_id) if node.conditions else "")
+                                              unfinished=self.conditions.half_done(node.id) if node.conditions else "")
         try:
             answer = self.complete(messages, schema, "decomposition")
         except LLMInvalidAnswer as exc:
@@ -589,7 +536,7 @@ class StepPlanner:
         checked = check_subgoal_conditions(spec.success_when, text, unseen, self.beliefs)
         if checked.problems:
             return [], "; ".join(checked.problems), False
-        parent_facts = self._facts(rnd.node_id)
+        parent_facts = self.conditions.facts(rnd.node_id)
         if parent_facts and set(parent_facts) <= set(checked.facts) and not (
                 named_entities(text, self.beliefs.world) - named_entities(node.text, self.beliefs.world)):
             # a child with its parent's facts is a step only when its words say which thing (the parent's
@@ -620,10 +567,10 @@ class StepPlanner:
             self._failure = GoalError.PLANNING_FAILED
             return child, False, f"your proposal '{spec.text}' was not accepted: {problem}", False
         if facts:
-            self._set_conditions(child, facts, "model")
+            self.conditions.set(child, facts, "model")
         parent = tree.node(rnd.node_id)
         verdict = self.checker.judge(tree, Candidate(
-            child, spec.text, spec.call_text, facts, self._facts(rnd.node_id), parent.text,
+            child, spec.text, spec.call_text, facts, self.conditions.facts(rnd.node_id), parent.text,
             at_depth_limit=tree.node(child).depth >= self.config.depth_limit(), challenged=rnd.challenged,
         ), self.beliefs)
         tree.add_verdict(child, verdict.kind, verdict.reason, verdict.source)
@@ -644,18 +591,18 @@ class StepPlanner:
         tree.set_call(child, call)
         effects = self._effect_facts(call)
         if effects:
-            self._set_conditions(child, effects, "effects")
+            self.conditions.set(child, effects, "effects")
         outcome = yield from self._execute(child, call)
         text = tree.node(child).text
         if call.name == "pick" and outcome.success:
-            self._picked_by[call.kwargs.get("object", "")] = child
+            self.conditions.picked_by[call.kwargs.get("object", "")] = child
         if not outcome.success:
             tree.set_status(child, NodeStatus.FAILED)
             self._failure = (GoalError.SAFETY_VIOLATION if outcome.code is ExecCode.SAFETY_VIOLATION
                              else GoalError.EXECUTION_FAILED)
             return False, f"'{text}' was executed and failed: {outcome.code.value}: {outcome.message}"
-        if effects and not self._judge(child):
-            unmet = self._unmet_text(child)
+        if effects and not self.conditions.judge(child):
+            unmet = self.conditions.unmet_text(child)
             tree.add_verdict(child, VerdictKind.REJECTED, f"reported success, but {unmet}", VerdictSource.CONDITIONS)
             tree.set_status(child, NodeStatus.FAILED)
             self._failure = GoalError.EXECUTION_FAILED
@@ -688,7 +635,7 @@ class StepPlanner:
                         and o.location != before.objects[n].location}
         if after.held:
             self._moved.add(after.held)
-        self._judge_open_path(self.tree.node(node_id).parent or self.tree.root)
+        self.conditions.judge_open_path(self.tree.node(node_id).parent or self.tree.root)
         if report.outcome.code is ExecCode.CANCELED:
             raise Canceled()
         return report.outcome
