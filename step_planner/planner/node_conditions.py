@@ -8,10 +8,24 @@ The root's facts are the instruction's goal (set by ``planner/goal_intake.py``);
 from __future__ import annotations
 
 from step_planner.domain.conditions import Condition, explain_failure, parse_fact
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.budget import Budget
 from step_planner.planner.kinds import JudgedFrom
 from step_planner.planner.tree import ConditionRecord, SubgoalTree
+
+# effect term -> the fact it leaves behind (effects without an observable fact are not checked)
+_EFFECT_FACTS = {"holding": "holding({0})", "released": "not holding({0})", "put": "at({0}, {1})",
+                 "open": "open({0})", "closed": "closed({0})"}
+
+
+def effect_facts(library: PrimitiveLibrary, call: PrimitiveCall) -> list[Condition]:
+    """The observable facts a call's effects leave behind: what a call's node is judged by."""
+    spec = library.get(call.name)
+    if spec is None:
+        return []
+    return [parse_fact(template.format(*effect.bind(call.kwargs))) for effect in spec.effects
+            if (template := _EFFECT_FACTS.get(effect.predicate)) is not None]
 
 
 class NodeConditions:

@@ -10,20 +10,11 @@ call's effects); after each child the parent's facts are judged on the believed 
 subgoal whose facts hold is done without asking anyone. A model's "done" whose facts do not hold
 becomes feedback naming them.
 
-The person (``planner/person.py``): at any node the model may answer with a question instead of a child
-(feature ``questions``: when the words leave open which thing is meant, or the world shows it, e.g. a drawer
-opened on two candidates); the answer goes into every later prompt, and with nobody to answer the goal ends
-CLARIFICATION_NEEDED, naming the question. The person's answer is final: the model's resolution of a
-reference after it is never refused as a guess, and it is shown with where it came from (``readings``). A
-goal refusal only the person can settle (which of several things is meant) is not sent back to the model:
-the planner asks the person itself, naming the candidates. Nobody is asked the same thing twice, and every
-refusal rule has a bound. With ``confirm_goal`` the goal the model states is shown to the person before
-anything moves: accepted, corrected (checked like a goal a client states) or refused.
-
-Names for things not seen yet: a goal may name a hidden object provisionally (``old_sponge``); once looking
-inside has shown what is there, the model restates the goal with the names it sees, checked against the
-words of the provisional name or settled by the person, before anything is judged. An instruction about
-"the thing in the drawer" may leave its goal for later, as long as nothing but opening is done until then.
+The parts it directs: the goal's intake (``planner/goal_intake.py``: stated by the client, the model or the
+person, checked against the words, provisional names, confirmation), the person's questions
+(``planner/person.py``: the model's, or the planner's own when only the person can say which thing is meant),
+each node's facts (``planner/node_conditions.py``) and the model behind its budget (``planner/llm_gate.py``).
+``_expand`` decides what happens next, as ``update`` does in a behaviour tree's composite.
 
 Re-planning (STEP): an inconsistent child, a failed execution or a failed subtree sends the
 reason back to the parent, which proposes a different next child with that reason as feedback.
@@ -34,7 +25,6 @@ parent itself fails and its own parent re-plans.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
@@ -44,7 +34,7 @@ from step_planner.domain.conditions import Condition, parse_fact
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary, call_shape
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
-from step_planner.llm.errors import LLMCanceled, LLMInvalidAnswer, LLMUnavailable
+from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import CompletionAnswer, decomposition_schema
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.budget import Budget, BudgetExceeded, Canceled
@@ -54,9 +44,9 @@ from step_planner.planner.features import ChildFinished, make_features
 from step_planner.planner.goal_intake import RECHECK, ClientGoalError, GoalIntake, Intake, IntakeKind, RefusalLoop
 from step_planner.planner.grounding import check_subgoal_conditions, kind_mentions, named_entities, relevant_entities
 from step_planner.planner.kinds import Control, NodeStatus, VerdictKind, VerdictSource
+from step_planner.planner.llm_gate import LLMGate
 from step_planner.planner.memory import EpisodicMemory
-from step_planner.planner.node_conditions import NodeConditions
-from step_planner.planner.overlap import AnswerLog, Prefetcher, answer_key
+from step_planner.planner.node_conditions import NodeConditions, effect_facts
 from step_planner.planner.person import Person, PersonStop, Questions, Reply
 from step_planner.planner.prompts import PromptBook
 from step_planner.planner.result import GoalError, GoalResult, StepReport
@@ -104,9 +94,6 @@ class _NothingToDo(Exception):
 Plan = Generator[PrimitiveCall, StepReport, GoalResult]
 Expansion = Generator[PrimitiveCall, StepReport, tuple[bool, str]]
 
-# effect term -> the fact it leaves behind (effects without an observable fact are not checked)
-_EFFECT_FACTS = {"holding": "holding({0})", "released": "not holding({0})", "put": "at({0}, {1})",
-                 "open": "open({0})", "closed": "closed({0})"}
 
 
 class StepPlanner:
@@ -143,10 +130,7 @@ class StepPlanner:
         self.planned_skips = 0  # LLM calls saved by plan-ahead
         self._failure = GoalError.PLANNING_FAILED
         self._moved: set[str] = set()  # objects the robot held or whose place changed across its actions
-        self.answers = AnswerLog()  # every answer by request: what a shadow planner replays (overlap)
-        self.prefetcher: Prefetcher | None = None  # set by run_goal when the overlap feature is on
-        self.llm_wait_s = 0.0  # time spent waiting for answers (the LLM on the critical path)
-        self._answer_was_prepared = False
+        self.gate = LLMGate(llm, self.budget)
         self.conditions = NodeConditions(self.tree, self.beliefs, self.budget)
         self.questions = Questions(person, self.tree, self.budget, enabled=self.has("questions"))
         self.intake = GoalIntake(self.tree, self.beliefs, library, self.budget, self.questions, self.conditions.judge,
@@ -167,41 +151,9 @@ class StepPlanner:
     def world(self) -> WorldState:
         return self.beliefs.world
 
-    # ---- the LLM, with the budget in front of it ---------------------------------------------
     def complete(self, messages: list[dict[str, str]], schema: type[BaseModel], purpose: str) -> BaseModel:
-        key = answer_key(messages, schema, purpose)
-        self._answer_was_prepared = False
-        if self.prefetcher is not None:
-            self.budget.check()
-            prepared, outcome = self.prefetcher.take(messages, schema, purpose)
-            if prepared:  # charged when it was sent
-                self._answer_was_prepared = True
-                return self._settle(key, outcome)
-        self.budget.charge_llm()
-        started = time.monotonic()
-        try:
-            answer = self.llm.complete(messages, schema, purpose)
-        except LLMInvalidAnswer as exc:
-            self.answers.record(key, exc)
-            raise
-        except LLMCanceled:  # the client gave up waiting because of our own cancel event
-            raise Canceled() from None
-        finally:
-            self.llm_wait_s += time.monotonic() - started
-        self.answers.record(key, answer)
-        return answer
-
-    def _settle(self, key: str, outcome: object) -> BaseModel:
-        """A prepared outcome, as the call itself would have ended."""
-        if isinstance(outcome, LLMCanceled):
-            raise Canceled()
-        if isinstance(outcome, LLMInvalidAnswer):
-            self.answers.record(key, outcome)
-        if isinstance(outcome, Exception):
-            raise outcome
-        assert isinstance(outcome, BaseModel)
-        self.answers.record(key, outcome)
-        return outcome
+        """The model's answer, through the gate (budget, prepared answers, the answer log)."""
+        return self.gate.complete(messages, schema, purpose)
 
     def _observe(self, world: WorldState) -> None:
         self.beliefs.update(world.observed())
@@ -501,7 +453,7 @@ class StepPlanner:
         if self.intake.waiting and not tree.node(tree.root).conditions and not self._is_search(specs[0]):
             return ("state the task's goal in `goal` before doing anything else: until it can be stated, only "
                     "opening a closed drawer to look inside may come first")
-        specs[0].prepared = self._answer_was_prepared
+        specs[0].prepared = self.gate.was_prepared
         if self.has("plan_ahead"):
             rnd.pending = specs
         return specs[0]
@@ -589,7 +541,7 @@ class StepPlanner:
     def _run_call(self, child: int, call: PrimitiveCall) -> Generator[PrimitiveCall, StepReport, tuple[bool, str]]:
         tree = self.tree
         tree.set_call(child, call)
-        effects = self._effect_facts(call)
+        effects = effect_facts(self.library, call)
         if effects:
             self.conditions.set(child, effects, "effects")
         outcome = yield from self._execute(child, call)
@@ -609,18 +561,6 @@ class StepPlanner:
             return False, f"'{text}' was executed and reported success, but {unmet}"
         tree.set_status(child, NodeStatus.SUCCEEDED)
         return True, ""
-
-    def _effect_facts(self, call: PrimitiveCall) -> list[Condition]:
-        spec = self.library.get(call.name)
-        if spec is None:
-            return []
-        binding = call.kwargs
-        facts = []
-        for effect in spec.effects:
-            template = _EFFECT_FACTS.get(effect.predicate)
-            if template is not None:
-                facts.append(parse_fact(template.format(*effect.bind(binding))))
-        return facts
 
     def _execute(self, node_id: int, call: PrimitiveCall) -> Generator[PrimitiveCall, StepReport, Outcome]:
         self.budget.charge_primitive()
