@@ -30,19 +30,20 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from step_planner.domain.conditions import Condition, parse_fact
-from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary, call_shape
+from step_planner.domain.conditions import Condition
+from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Outcome
 from step_planner.llm.errors import LLMInvalidAnswer, LLMUnavailable
 from step_planner.llm.schemas import CompletionAnswer, decomposition_schema
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.budget import Budget, BudgetExceeded, Canceled
+from step_planner.planner.children import ChildSpec, check_child
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.control_flow import ControlFlow, Next, control_flow
 from step_planner.planner.features import ChildFinished, make_features
 from step_planner.planner.goal_intake import RECHECK, ClientGoalError, GoalIntake, Intake, IntakeKind, RefusalLoop
-from step_planner.planner.grounding import check_subgoal_conditions, kind_mentions, named_entities, relevant_entities
+from step_planner.planner.grounding import kind_mentions, named_entities
 from step_planner.planner.kinds import Control, NodeStatus, VerdictKind, VerdictSource
 from step_planner.planner.llm_gate import LLMGate
 from step_planner.planner.memory import EpisodicMemory
@@ -55,17 +56,6 @@ from step_planner.planner.tree import SubgoalTree, TreeListener
 from step_planner.planner.world_changes import revise_pending
 
 __all__ = ["BudgetExceeded", "Canceled", "CompletionLLM", "StepPlanner", "StepReport"]
-
-
-@dataclass
-class ChildSpec:
-    """A proposed child: its words, the call it is (if one action) and the facts that end it."""
-
-    text: str
-    call_text: str | None = None
-    success_when: list[str] = field(default_factory=list)
-    planned: bool = False  # taken from a plan, without an LLM call
-    prepared: bool = False  # its answer was prepared while the arm was moving (overlap)
 
 
 @dataclass
@@ -272,20 +262,11 @@ class StepPlanner:
             parts.extend(plugin.sections(self.tree, rnd.node_id, self.beliefs.observed))
         if self.has("plan_ahead"):
             if rnd.pending:
-                plan = "\n".join(f"{i}. {self._spec_line(s)}" for i, s in enumerate(rnd.pending, 1))
+                plan = "\n".join(f"{i}. {s.line()}" for i, s in enumerate(rnd.pending, 1))
                 parts.append(book.section("remaining_plan", plan=plan))
             else:
                 parts.append(book.section("plan_ahead"))
         return "\n\n".join(parts)
-
-    @staticmethod
-    def _spec_line(spec: ChildSpec) -> str:
-        line = spec.text
-        if spec.call_text and spec.call_text != spec.text:
-            line += f" [{spec.call_text}]"
-        if spec.success_when:
-            line += f" (when: {', '.join(spec.success_when)})"
-        return line
 
     # ---- expansion ---------------------------------------------------------------------------
     def _expand(self, node_id: int) -> Expansion:
@@ -449,8 +430,8 @@ class StepPlanner:
             return _DoneClaim(str(data.get("reasoning", "")))
         if not data.get("next"):
             return "your answer gave no next child and did not say done"
-        specs = [self._spec(c) for c in [data["next"], *(data.get("then") or [])]]
-        if self.intake.waiting and not tree.node(tree.root).conditions and not self._is_search(specs[0]):
+        specs = [ChildSpec.from_answer(c) for c in [data["next"], *(data.get("then") or [])]]
+        if self.intake.waiting and not tree.node(tree.root).conditions and not specs[0].is_search(self.library):
             return ("state the task's goal in `goal` before doing anything else: until it can be stated, only "
                     "opening a closed drawer to look inside may come first")
         specs[0].prepared = self.gate.was_prepared
@@ -458,50 +439,7 @@ class StepPlanner:
             rnd.pending = specs
         return specs[0]
 
-    def _is_search(self, spec: ChildSpec) -> bool:
-        """A child that only looks: one call of a primitive whose effect is opening something."""
-        call = spec.call_text or (spec.text if call_shape(spec.text) else "")
-        prim = self.library.get(call.split("(")[0].strip()) if call else None
-        return prim is not None and any(e.predicate == "open" for e in prim.effects)
-
-    @staticmethod
-    def _spec(raw: dict) -> ChildSpec:
-        text = " ".join(str(raw.get("subgoal") or "").split())
-        call = " ".join(str(raw.get("call") or "").split()) or None
-        return ChildSpec(text or (call or ""), call, [str(s) for s in raw.get("success_when") or []])
-
     # ---- one child ---------------------------------------------------------------------------
-    def _validate(self, rnd: _Round, spec: ChildSpec) -> tuple[list[Condition], str, bool]:
-        """(the child's facts, why it is refused ('' when it is not), whether that is a congruence challenge)."""
-        tree = self.tree
-        node = tree.node(rnd.node_id)
-        text = spec.text
-        if not text:
-            return [], "the proposal has no subgoal text", False
-        lineage = {a.text.lower() for a in tree.ancestors(rnd.node_id)} | {node.text.lower()}
-        if text.lower() in lineage:
-            return [], f"'{text}' repeats the subgoal it should decompose", False
-        if not self.profile.conditions or spec.call_text or call_shape(text):
-            return [], "", False
-        unseen = {o for n in (*tree.ancestors(rnd.node_id), node) for c in n.conditions
-                  for o in parse_fact(c.text).objects if not self.beliefs.knows(o)}
-        checked = check_subgoal_conditions(spec.success_when, text, unseen, self.beliefs)
-        if checked.problems:
-            return [], "; ".join(checked.problems), False
-        parent_facts = self.conditions.facts(rnd.node_id)
-        if parent_facts and set(parent_facts) <= set(checked.facts) and not (
-                named_entities(text, self.beliefs.world) - named_entities(node.text, self.beliefs.world)):
-            # a child with its parent's facts is a step only when its words say which thing (the parent's
-            # "the blue block" -> blue_block_4); otherwise it restates the parent
-            return [], f"'{text}' restates its parent (the same facts); propose a smaller step", False
-        needed = relevant_entities(parent_facts, node.text, self.beliefs)
-        named = {a for f in checked.facts for a in f.args}
-        if named and not named & needed and text not in rnd.challenged:
-            return [], (f"'{text}' is about {', '.join(sorted(named))}, which '{node.text}' does not need "
-                        f"({', '.join(sorted(needed)) or 'nothing it can name'}). If it really is needed, "
-                        "propose it again unchanged; otherwise propose a step toward what is still missing"), True
-        return checked.facts, "", False
-
     def _handle_child(self, rnd: _Round, spec: ChildSpec) -> Generator[PrimitiveCall, StepReport,
                                                                         tuple[int, bool, str, bool]]:
         """Judge a new child and run it. Returns (child id, ok, reason if not, whether it ran)."""
@@ -509,7 +447,9 @@ class StepPlanner:
         child = tree.add_node(spec.text, rnd.node_id).id
         if spec.prepared and not spec.planned:
             tree.set_prepared(child)
-        facts, problem, challenge = self._validate(rnd, spec)
+        check = check_child(spec, rnd.node_id, tree, self.beliefs, self.library, conditions=self.profile.conditions,
+                            challenged=rnd.challenged)
+        facts, problem, challenge = check.facts, check.problem, check.challenge
         if problem:
             if challenge:
                 rnd.challenged.add(spec.text)
