@@ -99,6 +99,7 @@ class PrimitiveLibrary:
     exception_words: tuple[str, ...] = ()  # words before an object the instruction leaves out ("except")
     generic_nouns: tuple[str, ...] = ()  # words that are never an object's name ("thing", "stuff")
     group_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "tools" -> the kinds it covers
+    search_words: tuple[str, ...] = ()  # words that describe looking for something ("find", "look for")
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
@@ -150,7 +151,7 @@ class PrimitiveLibrary:
                 raise DomainError(f"{source}: {key} maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
             word_maps[key] = {k: tuple(w.lower() for w in v) for k, v in words.items()}
         lists = {}
-        for key in ("stay_words", "reference_words", "exception_words", "generic_nouns"):
+        for key in ("stay_words", "reference_words", "exception_words", "generic_nouns", "search_words"):
             words = data.get(key) or []
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
                 raise DomainError(f"{source}: {key} must be a list of words")
@@ -162,7 +163,8 @@ class PrimitiveLibrary:
         return cls(prims, dict(data.get("embodiment") or {}), word_maps["goal_words"],
                    lists["stay_words"], word_maps["required_words"], lists["reference_words"],
                    lists["exception_words"], lists["generic_nouns"],
-                   {k.lower(): tuple(w.lower() for w in v) for k, v in groups.items()})
+                   {k.lower(): tuple(w.lower() for w in v) for k, v in groups.items()},
+                   search_words=lists["search_words"])
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives

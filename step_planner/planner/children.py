@@ -4,11 +4,13 @@ A child is refused before judgement when it has no words, repeats a subgoal abov
 not parse or already hold, restates its parent (the same facts, no more said), or is about things its
 parent does not need (a congruence challenge: proposed again unchanged, it is taken). A child with its
 parent's facts is still a step when its words say which thing is meant (the parent's "the blue block" ->
-blue_block_4).
+blue_block_4) or when they describe the search for a thing not seen yet ("find the wrench and put it on the
+work tray", ``search_words`` in ``config/primitives.yaml``), unless the parent already says so.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from step_planner.domain.conditions import Condition, parse_fact
@@ -59,6 +61,12 @@ class ChildCheck:
     challenge: bool = False
 
 
+def says_search(text: str, library: PrimitiveLibrary) -> bool:
+    """The words describe looking for something ("find", "look for", ``search_words``)."""
+    padded = f" {' '.join(re.sub(r'[^a-z ]', ' ', text.lower()).split())} "
+    return any(f" {w} " in padded for w in library.search_words)
+
+
 def check_child(spec: ChildSpec, node_id: int, tree: SubgoalTree, beliefs: Beliefs, library: PrimitiveLibrary,
                 *, conditions: bool, challenged: set[str]) -> ChildCheck:
     """Check a proposed child of ``node_id`` (``conditions``: the profile states facts for its subgoals)."""
@@ -77,10 +85,12 @@ def check_child(spec: ChildSpec, node_id: int, tree: SubgoalTree, beliefs: Belie
     if checked.problems:
         return ChildCheck([], "; ".join(checked.problems))
     parent_facts = [parse_fact(c.text) for c in node.conditions]
-    if parent_facts and set(parent_facts) <= set(checked.facts) and not (
+    searching = (any(not beliefs.knows(o) for f in checked.facts for o in f.objects)
+                 and says_search(text, library) and not says_search(node.text, library))
+    if parent_facts and set(parent_facts) <= set(checked.facts) and not searching and not (
             named_entities(text, beliefs.world) - named_entities(node.text, beliefs.world)):
         # a child with its parent's facts is a step only when its words say which thing (the parent's
-        # "the blue block" -> blue_block_4); otherwise it restates the parent
+        # "the blue block" -> blue_block_4) or how to find it; otherwise it restates the parent
         return ChildCheck([], f"'{text}' restates its parent (the same facts); propose a smaller step")
     needed = relevant_entities(parent_facts, node.text, beliefs)
     named = {a for f in checked.facts for a in f.args}
