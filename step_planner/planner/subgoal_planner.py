@@ -250,8 +250,10 @@ class StepPlanner:
             parts.append(book.section("goal_restate", names=", ".join(restate), inside=inside))
         elif goal_wanted:
             parts.append(book.section("goal"))
-        if question:
-            parts.append(book.section("ambiguity"))
+        if question:  # the fields a question leaves empty: only those this answer's schema has
+            unset = ("`next` to null, `done` to false and `goal` to []" if goal_wanted
+                     else "`next` to null and `done` to false")
+            parts.append(book.section("ambiguity", unset=unset))
         if node.depth + 1 >= self.config.depth_limit():
             parts.append(book.section("depth_limit"))
         if self.has("control_flow") and not node.children:
