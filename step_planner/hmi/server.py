@@ -34,8 +34,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from step_planner.hmi.session import Command, HmiState, Refused, parse_command
-from step_planner.resources import config_dir
 
+PAGE_DIR = Path(__file__).resolve().parent / "page"  # package data (setup.py): installed with this module
 COOKIE = "step_planner_hmi"
 PAGE_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/hmi.js": ("hmi.js", "text/javascript"),
               "/hmi.css": ("hmi.css", "text/css")}
@@ -151,7 +151,7 @@ async def _perform(command: Command, state: HmiState, link: Link) -> tuple[bool,
 
 
 def create_app(state: HmiState, link: Link, access: Access, page_dir: Path | None = None) -> Guard:
-    page_dir = page_dir or config_dir() / "hmi"
+    page_dir = page_dir or PAGE_DIR
     hub = Hub(state)
 
     async def page(request: Request) -> Response:
