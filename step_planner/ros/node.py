@@ -82,6 +82,8 @@ class StepPlannerNode(Node):
         ~/pending_question (std_msgs/String, latched): the model's question waiting for an answer ("" when none)
         ~/markers (visualization_msgs/MarkerArray, latched): the world model, the goal's facts and the plan for
             RViz (step_planner.ros.markers), on every world or tree change
+        ~/scene_json (std_msgs/String, latched): the snapshot those markers are drawn from, as JSON (what is
+            where, the goal's facts, the active target); `step-planner hmi` draws the table from it
         (a goal waits for a person only while someone subscribes to the topic that shows what it waits for)
         backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
         /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock, /tf (the
