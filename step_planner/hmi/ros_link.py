@@ -1,10 +1,10 @@
 """The ROS side of ``step-planner hmi``: a thin client of the node, feeding ``HmiState``.
 
 It does what ``step-planner send`` does at a terminal, for the pages: sends the ExecuteTask goal, follows the
-latched ``~/tree`` (and ``~/tree_json`` for the dialogue), ``~/pending_goal`` and ``~/pending_question`` and
-the action's feedback topic (of whichever goal runs, sent from here or elsewhere), answers through
-``~/confirm_goal`` and ``~/answer_question``, and cancels. Messages become plain dicts field by field, so
-fields added to the interfaces reach the page as they are.
+latched ``~/tree`` (and ``~/tree_json`` for the dialogue), ``~/scene_json`` (the table's picture),
+``~/pending_goal`` and ``~/pending_question`` and the action's feedback topic (of whichever goal runs, sent from
+here or elsewhere), answers through ``~/confirm_goal`` and ``~/answer_question``, and cancels. Messages become
+plain dicts field by field, so fields added to the interfaces reach the page as they are.
 """
 
 from __future__ import annotations
@@ -73,6 +73,8 @@ class RosLink:
                                       latched())
         self.node.create_subscription(String, f"{self.prefix}/tree_json", lambda m: state.on_tree_json(m.data),
                                       latched())
+        self.node.create_subscription(String, f"{self.prefix}/scene_json", lambda m: state.on_scene(m.data),
+                                      latched())  # what is where: the page's picture of the table
         for kind, topic in (("goal_confirmation", "pending_goal"), ("question", "pending_question")):
             self.node.create_subscription(String, f"{self.prefix}/{topic}",
                                           lambda m, k=kind: state.on_pending(k, m.data), latched())
