@@ -134,7 +134,7 @@ def test_destinations_facts_and_the_handled_object(geometries):
     facts = {t.attrib["data-fact"]: (t.attrib["data-holds"], t.text) for t in drawer.iter(
         "{http://www.w3.org/2000/svg}text") if "data-fact" in t.attrib}
     assert facts == {"in(tape, drawer)": ("false", "✗ tape"), "in(screwdriver, drawer)": ("true", "✓ screwdriver"),
-                     "closed(drawer)": ("true", "✓ closed(drawer)")}
+                     "closed(drawer)": ("true", "✓ closed")}
     objects = groups(root, "data-object")
     assert [n for n, g in objects.items() if g.attrib.get("data-active") == "true"] == ["tape"]
     assert "(now)" in "".join(objects["tape"].itertext())

@@ -94,8 +94,8 @@ def destinations(snap: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def _fact_label(fact: dict[str, Any], place: str) -> str:
     mark = MET if fact["holds"] else UNMET
-    others = [n for n in fact["names"] if n != place]
-    return f"{mark} {', '.join(others) if others else fact['text']}"
+    others = [n for n in fact["names"] if n != place]  # in(tape, drawer) -> tape; closed(drawer) -> closed
+    return f"{mark} {', '.join(others) if others else fact['text'].split('(')[0].strip()}"
 
 
 def table_svg(snap: dict[str, Any], title: str = "The table seen from above") -> str:
@@ -153,7 +153,7 @@ def _place(place: dict[str, Any], facts: list[dict[str, Any]], font: float, take
                  f'{escape(label or name)}</text>')
     for k, fact in enumerate(facts):  # the goal's facts that end here, ticked when they hold
         y = sy + h - font * (0.4 + 1.15 * (len(facts) - 1 - k))
-        parts.append(f'<text {_attrs(class_="fact", data_fact=fact["text"], data_holds=fact["holds"])} '
+        parts.append(f'<text {_attrs(class_="goal-fact", data_fact=fact["text"], data_holds=fact["holds"])} '
                      f'x="{_n(sx + font * 0.3)}" y="{_n(y)}" fill="{"#065f46" if fact["holds"] else "#991b1b"}" '
                      f'font-weight="bold">{escape(_fact_label(fact, name))}</text>')
     parts.append("</g>")
