@@ -341,7 +341,18 @@ def test_a_goal_corrected_at_confirmation_on_the_page_at_each_size(browser, axe,
 
 def test_cancel_mid_motion_on_the_simulator_at_each_size(browser, axe, shots):
     pytest.importorskip("mujoco")
+    from sensor_msgs.msg import JointState
+
     ros = RosHarness(ScriptedPlans({SIM_TASK: ["pick(red_block)", "place(red_block, tray)"]}), backend="sim")
+    joints: list = []
+    ros.client_node.create_subscription(JointState, "/joint_states", joints.append, 50)
+
+    def arm_moving(d) -> bool:  # the simulator's arm between two joint states (a pick plans each of its motions)
+        if len(joints) < 2:
+            return False
+        a, b = joints[-2].position[:7], joints[-1].position[:7]
+        return max(abs(x - y) for x, y in zip(a, b, strict=True)) > 1e-4
+
     page = None
     try:
         page = Page(ros, browser, axe)
@@ -352,6 +363,7 @@ def test_cancel_mid_motion_on_the_simulator_at_each_size(browser, axe, shots):
             page.wait(lambda d: "Picking up the red block, step 1 of about" in page.text("progress"), 60)
             page.reachable("cancel")  # scrolled to the end: Cancel still on screen, one tap away
             page.js("window.scrollTo(0, document.documentElement.scrollHeight)")
+            page.wait(arm_moving, 120)
             page.el("cancel").click()
             assert page.outcome(180) == "CANCELED", page.outcome_text()
             outcome = page.outcome_text()
