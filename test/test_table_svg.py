@@ -64,6 +64,8 @@ def test_every_shipped_scene_is_drawn_where_the_snapshot_puts_it(path, geometrie
     snap = scene_snapshot(world, frozenset(), geometry)
     root = parse(table_svg(snap))
     objects, places = groups(root, "data-object"), groups(root, "data-place")
+    words = groups(root, "data-label-of")  # each place's name, state and goal ticks, drawn over every shape
+    assert set(words) == set(places)
     assert set(objects) == {o["name"] for o in snap["objects"]} == set(world.objects)
     assert set(places) == {p["name"] for p in snap["places"]} and len(places) >= 2
     left, top, right, bottom = view_box(root)
@@ -91,7 +93,9 @@ def test_every_shipped_scene_is_drawn_where_the_snapshot_puts_it(path, geometrie
         if place["kind"] == "drawer":
             state = "open" if place["open"] else "closed"
             assert places[place["name"]].attrib["data-open"] == str(place["open"]).lower()
-            assert f"{place['name']} ({state})" in "".join(places[place["name"]].itertext())
+            assert f"{place['name']} ({state})" in "".join(words[place["name"]].itertext())
+        else:
+            assert place["name"] in "".join(words[place["name"]].itertext())
     # the markers are drawn from the same snapshot: each object's marker at the picture's point
     for shape in (s for s in markers_of(snap) if s.ns == "objects"):
         match = [o for o in snap["objects"] if np.allclose(o["centre"], shape.position)]
@@ -131,7 +135,8 @@ def test_destinations_facts_and_the_handled_object(geometries):
     drawer = groups(root, "data-place")["drawer"]
     assert drawer.attrib["data-goal"] == "true" and "goal" in drawer.attrib["class"].split()
     assert "data-goal" not in groups(root, "data-place")["tray"].attrib
-    facts = {t.attrib["data-fact"]: (t.attrib["data-holds"], t.text) for t in drawer.iter(
+    facts = {t.attrib["data-fact"]: (t.attrib["data-holds"], t.text) for t in groups(root, "data-label-of")[
+        "drawer"].iter(
         "{http://www.w3.org/2000/svg}text") if "data-fact" in t.attrib}
     assert facts == {"in(tape, drawer)": ("false", "✗ tape"), "in(screwdriver, drawer)": ("true", "✓ screwdriver"),
                      "closed(drawer)": ("true", "✓ closed")}
@@ -185,4 +190,5 @@ def test_names_are_escaped_and_kept_exact(name):
     assert "".join(obj.itertext()) == f"{name} (now)"
     ids = [e.attrib["id"] for e in root.iter() if "id" in e.attrib]
     assert len(ids) == len(set(ids)) and all(all(c.isalnum() or c in "_-" for c in i) for i in ids)
-    assert groups(root, "data-place")[name + " place"].find(".//s:text[@data-fact]", NS).text == f"✓ {name}"
+    assert groups(root, "data-label-of")[name + " place"].find(".//s:text[@data-fact]", NS).text == f"✓ {name}"
+    assert "".join(groups(root, "data-label-of")[name + " place"].itertext()).startswith(f"{name} place (open)")

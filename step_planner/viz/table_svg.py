@@ -101,23 +101,47 @@ def _fact_label(fact: dict[str, Any], place: str) -> str:
 def table_svg(snap: dict[str, Any], title: str = "The table seen from above") -> str:
     """The SVG (one ``<svg>`` element, text) of a scene snapshot, as the module doc says."""
     x0, x1, y0, y1 = _bounds(snap)
+    font = max(y1 - y0, x1 - x0) * MM * 0.03
+    goal_at = destinations(snap)
+    for place in snap["places"]:  # room for the goal's ticks listed under a destination
+        if place["name"] in goal_at:
+            x0 = min(x0, place["lo"][0] - (1.2 * len(goal_at[place["name"]]) + 0.4) * font / MM)
     left, top = screen(x1, y1)
     width, height = (y1 - y0) * MM, (x1 - x0) * MM
-    font = max(width, height) * 0.03
     taken: set[str] = set()
-    goal_at = destinations(snap)
     held = [o["name"] for o in snap["objects"] if o["held"]]
     handles = snap.get("handles")
     summary = _summary(snap, held)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" id="table-svg" viewBox="{_n(left)} {_n(top)} {_n(width)} '
-           f'{_n(height)}" role="img" aria-labelledby="table-title table-desc" font-family="system-ui, sans-serif" '
+           f'{_n(height)}" role="img" aria-labelledby="table-title table-desc" overflow="visible" '
+           f'font-family="system-ui, sans-serif" '
            f'font-size="{_n(font)}">',
            f'<title id="table-title">{escape(title)}</title>', f'<desc id="table-desc">{escape(summary)}</desc>']
     order = {"table": 0, "container": 1, "drawer": 2}
-    for place in sorted(snap["places"], key=lambda p: order.get(p["kind"], 3)):
-        out.append(_place(place, goal_at.get(place["name"], []), font, taken))
+    places = sorted(snap["places"], key=lambda p: order.get(p["kind"], 3))
+    labels: list[tuple[float, float, float, float]] = []  # label boxes placed so far (SVG units)
+    label_at: dict[str, float] = {}
+    for place in places:  # each place's name at its corner (a line lower when another's is there: stacked
+        (lx, _, _), (hx, hy, _) = place["lo"], place["hi"]  # drawers share a footprint), the goal's ticks under it
+        sx, sy = screen(hx, hy)
+        width_of = 0.58 * font * len(place_label(place))
+        for k in range(6):
+            y = sy + (1.05 + 1.2 * k) * font
+            box = (sx, y - 0.95 * font, sx + width_of, y + 0.3 * font)
+            if place["kind"] == "table" or not any(_overlap(box, b) for b in labels) or k == 5:
+                break
+        label_at[place["name"]] = y
+        if place["kind"] != "table":
+            labels.append(box)
+        if place["name"] in goal_at:
+            bottom = sy + (hx - lx) * MM
+            labels.append((sx, bottom, sx + 8 * font, bottom + (1.2 * len(goal_at[place["name"]]) + 0.3) * font))
+    drawn = [_place(place, goal_at.get(place["name"], []), font, taken, label_at[place["name"]]) for place in places]
+    out.extend(shape for shape, _ in drawn)
+    place_words = [words for _, words in drawn]
     for obj in snap["objects"]:
-        out.append(_object(obj, obj["name"] == handles, font, taken))
+        out.append(_object(obj, obj["name"] == handles, font, taken, labels))
+    out.extend(place_words)  # over the objects too: a name or a tick is never hidden
     ax, ay = screen(0.0, 0.0)
     caption = f"holding {', '.join(held)}" if held else "hand empty"
     out.append(f'<g {_attrs(id="arm", class_="arm", data_held=", ".join(held))}>'
@@ -129,38 +153,68 @@ def table_svg(snap: dict[str, Any], title: str = "The table seen from above") ->
     return "".join(out)
 
 
-def _place(place: dict[str, Any], facts: list[dict[str, Any]], font: float, taken: set[str]) -> str:
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def place_label(place: dict[str, Any]) -> str:
+    if place["kind"] == "drawer":
+        return f"{place['name']} ({'open' if place['open'] else 'closed'})"
+    return place["name"]
+
+
+def _place(place: dict[str, Any], facts: list[dict[str, Any]], font: float, taken: set[str],
+           label_y: float) -> tuple[str, str]:
+    """The place's shape, and its words (name, state, the goal's ticks) drawn after every shape so none hides
+    them (stacked drawers share a footprint); the words' group names its place in ``data-label-of``."""
     (lx, ly, _), (hx, hy, _) = place["lo"], place["hi"]
     sx, sy = screen(hx, hy)  # the top-left corner on screen: largest x, largest y
     w, h = (hy - ly) * MM, (hx - lx) * MM
     kind, name = place["kind"], place["name"]
+    label = place_label(place)
     if kind == "drawer":
         fill, opacity = DRAWER_FILL[place["open"]]
-        label = f"{name} ({'open' if place['open'] else 'closed'})"
         dash = None if place["open"] else f"{_n(font * 0.4)} {_n(font * 0.25)}"
     else:
         fill, opacity = PLACE_FILL.get(kind, PLACE_FILL["container"])
-        label, dash = (name if kind != "table" else ""), None
+        dash = None
     attrs = _attrs(id=safe_id("place", name, taken), class_=f"place place-{kind}" + (" goal" if facts else ""),
                    data_place=name, data_kind=kind, data_x=_metres((lx + hx) / 2), data_y=_metres((ly + hy) / 2),
                    data_open=place.get("open"), data_goal=bool(facts) or None)
-    parts = [f'<g {attrs}><rect x="{_n(sx)}" y="{_n(sy)}" width="{_n(w)}" height="{_n(h)}" fill="{fill}" '
+    shape = (f'<g {attrs}><rect x="{_n(sx)}" y="{_n(sy)}" width="{_n(w)}" height="{_n(h)}" fill="{fill}" '
              f'fill-opacity="{opacity}" stroke="{"#2563eb" if facts else "#6b7280"}" '
              f'stroke-width="{_n(font * (0.22 if facts else 0.08))}"'
-             + (f' stroke-dasharray="{dash}"' if dash else "") + "/>"]
-    colour = "#111827" if label else "#4b5563"  # a table's name in grey, at its corner
-    parts.append(f'<text x="{_n(sx + font * 0.3)}" y="{_n(sy + font * 1.05)}" fill="{colour}">'
-                 f'{escape(label or name)}</text>')
-    for k, fact in enumerate(facts):  # the goal's facts that end here, ticked when they hold
-        y = sy + h - font * (0.4 + 1.15 * (len(facts) - 1 - k))
+             + (f' stroke-dasharray="{dash}"' if dash else "") + "/></g>")
+    colour = "#4b5563" if kind == "table" else "#111827"  # a table's name in grey, at its corner
+    parts = [f'<g {_attrs(class_="place-words", data_label_of=name)}>'
+             f'<text x="{_n(sx + font * 0.3)}" y="{_n(label_y)}" fill="{colour}" stroke="#ffffff" '
+             f'stroke-width="{_n(font * 0.2)}" stroke-opacity="0.7" paint-order="stroke">{escape(label)}</text>']
+    for k, fact in enumerate(facts):  # the goal's facts that end here, ticked when they hold, under the place
+        y = sy + h + font * (1.05 + 1.2 * k)
         parts.append(f'<text {_attrs(class_="goal-fact", data_fact=fact["text"], data_holds=fact["holds"])} '
                      f'x="{_n(sx + font * 0.3)}" y="{_n(y)}" fill="{"#065f46" if fact["holds"] else "#991b1b"}" '
                      f'font-weight="bold">{escape(_fact_label(fact, name))}</text>')
     parts.append("</g>")
-    return "".join(parts)
+    return shape, "".join(parts)
 
 
-def _object(obj: dict[str, Any], active: bool, font: float, taken: set[str]) -> str:
+def _label_spot(cx: float, cy: float, reach: float, text: str, font: float,
+                placed: list[tuple[float, float, float, float]]) -> float:
+    """The baseline of an object's label: under it, else above it, else further down or up, whichever first
+    overlaps no label placed before (widths estimated from the text's length); ``placed`` gets its box."""
+    half = 0.3 * font * len(text)
+    spots = [cy + reach + 1.1 * font, cy - reach - 0.4 * font, cy + reach + 2.3 * font, cy - reach - 1.6 * font]
+    for y in spots:
+        box = (cx - half, y - 0.95 * font, cx + half, y + 0.25 * font)
+        if not any(_overlap(box, b) for b in placed):
+            placed.append(box)
+            return y
+    placed.append((cx - half, spots[0] - 0.95 * font, cx + half, spots[0] + 0.25 * font))
+    return spots[0]
+
+
+def _object(obj: dict[str, Any], active: bool, font: float, taken: set[str],
+            labels: list[tuple[float, float, float, float]]) -> str:
     x, y = obj["centre"][0], obj["centre"][1]
     cx, cy = screen(x, y)
     hx, hy = obj["half"][0] * MM, obj["half"][1] * MM
@@ -189,7 +243,8 @@ def _object(obj: dict[str, Any], active: bool, font: float, taken: set[str]) -> 
                    data_object=obj["name"], data_x=_metres(x), data_y=_metres(y), data_location=obj["location"],
                    data_believed=believed, data_held=held, data_active=active or None)
     weight = ' font-weight="bold"' if active else ""
-    text = (f'<text x="{_n(cx)}" y="{_n(cy + reach + font * 1.1)}" text-anchor="middle" fill="#111827" '
+    y = _label_spot(cx, cy, reach, label, font, labels)
+    text = (f'<text x="{_n(cx)}" y="{_n(y)}" text-anchor="middle" fill="#111827" '
             f'stroke="#ffffff" stroke-width="{_n(font * 0.25)}" paint-order="stroke"{weight}>{escape(label)}</text>')
     return f"<g {attrs}>{ring}{held_mark}{shape}{text}</g>"
 
