@@ -1,7 +1,8 @@
 """The `step-planner hmi` page in a real browser (Debian's chromium, driven by selenium through the system's
 chromedriver), at a phone's size (390x844), a tablet's (820x1180) and a desktop's (1366x900): the demo instruction
 to SUCCEEDED with the tree shown (offline answers) and the table's picture following the world, a question
-answered on the page, a goal corrected at confirmation, and a cancel mid-motion on backend sim.
+answered on the page, a goal corrected at confirmation, and a cancel mid-motion on backend sim (with the camera
+panel showing the simulator's rendered frames; on backend symbolic the panel is absent).
 
 At each size: no sideways scrolling, Send, Cancel and the controls the goal waits for on screen with the page
 scrolled to its end (the sticky dock), and no accessibility violation of serious or critical impact by axe-core
@@ -260,6 +261,7 @@ def test_the_demo_instruction_at_each_size_with_the_table_shown(browser, axe, sh
             assert sorted(ticks) == [["closed(drawer)", "true", "✓ closed"],
                                      ["in(screwdriver, drawer)", "true", "✓ screwdriver"],
                                      ["in(tape, drawer)", "true", "✓ tape"]]
+            assert not page.el("camera-card").is_displayed()  # backend symbolic: no camera, no panel
             page.reachable("instruction", "send", "cancel")
             page.no_serious_axe_violations()
             page.shot(shots, f"hmi_{size}.png")  # the README shows the phone's beside the desktop's
@@ -361,6 +363,12 @@ def test_cancel_mid_motion_on_the_simulator_at_each_size(browser, axe, shots, tm
             page.send(SIM_TASK)
             page.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#tree li.node[data-status=executing]"), 180)
             page.wait(lambda d: "Picking up the red block, step 1 of about" in page.text("progress"), 60)
+            # MuJoCo's view of the scene, refreshed while the arm works (the page fetches the latest frame)
+            page.wait(lambda d: page.el("camera-card").is_displayed() and page.js(
+                "const i = document.getElementById('camera'); return i.complete && i.naturalWidth") == 480, 60)
+            seen = int(page.el("camera").get_attribute("data-frames") or 0)
+            page.wait(lambda d, seen=seen: int(page.el("camera").get_attribute("data-frames") or 0) >= seen + 2, 30)
+            assert "/sim/camera/image/compressed" in page.text("camera-card")
             page.reachable("cancel")  # scrolled to the end: Cancel still on screen, one tap away
             page.js("window.scrollTo(0, document.documentElement.scrollHeight)")
             page.wait(arm_moving, 120)

@@ -162,6 +162,12 @@ def create_app(state: HmiState, link: Link, access: Access, page_dir: Path | Non
             return response
         return Response((page_dir / name).read_bytes(), media_type=media, headers=HEADERS)
 
+    async def camera(request: Request) -> Response:
+        frame, info = state.camera_frame, state.camera
+        if not frame or info is None:
+            return PlainTextResponse("no camera frame\n", status_code=404, headers=HEADERS)
+        return Response(frame, media_type=f"image/{info['format']}", headers=HEADERS)
+
     async def state_json(request: Request) -> Response:
         return Response(json.dumps(state.snapshot(), default=str), media_type="application/json", headers=HEADERS)
 
@@ -203,7 +209,8 @@ def create_app(state: HmiState, link: Link, access: Access, page_dir: Path | Non
                 await pusher
 
     routes: Iterable = [*(Route(path, page, methods=["GET"]) for path in PAGE_FILES),
-                        Route("/state", state_json, methods=["GET"]), WebSocketRoute("/ws", socket)]
+                        Route("/state", state_json, methods=["GET"]), Route("/camera.jpg", camera, methods=["GET"]),
+                        WebSocketRoute("/ws", socket)]
     return Guard(Starlette(routes=list(routes)), access)
 
 

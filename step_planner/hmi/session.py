@@ -144,6 +144,8 @@ class HmiState:
         self.server_ready = False
         self.scene: dict[str, Any] | None = None  # the node's ~/scene_json snapshot (what is where)
         self.picture = ""  # the table from above (SVG text), drawn from ``scene``
+        self.camera: dict[str, Any] | None = None  # the camera's topic and format, once a frame came
+        self.camera_frame = b""  # its latest frame (served at /camera.jpg, fetched by the page a few times a second)
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self._last_step = ""
 
@@ -250,6 +252,18 @@ class HmiState:
             self._changed()
         self._notify()
 
+    def on_camera(self, frame: bytes, source: str, fmt: str = "jpeg") -> None:
+        """A camera frame (sensor_msgs/CompressedImage). The pages learn of the camera once (its panel appears);
+        each new frame is only kept, not pushed: the page fetches the latest itself while its panel is shown."""
+        fmt = "png" if "png" in fmt.lower() else "jpeg"
+        with self._lock:
+            self.camera_frame = bytes(frame)
+            if self.camera == {"source": source, "format": fmt}:
+                return
+            self.camera = {"source": source, "format": fmt}
+            self._changed()
+        self._notify()
+
     def on_pending(self, kind: str, text: str) -> None:
         with self._lock:
             if text:
@@ -293,4 +307,4 @@ class HmiState:
                     "goal": goal, "feedback": dict(self.feedback), "feedback_goal": self.feedback_goal,
                     "tree": self.tree, "dialogue": list(self.dialogue),
                     "waiting": dict(self.waiting), "result": self.result, "log": list(self.log),
-                    "picture": self.picture, "words": said}
+                    "picture": self.picture, "words": said, "camera": self.camera}

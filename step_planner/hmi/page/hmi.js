@@ -149,6 +149,20 @@ function renderOutcome(result, said) {  // the headline for a person; the engine
   box.append(details);
 }
 
+let cameraTimer = null;
+let cameraFrames = 0;
+function renderCamera(camera) {  // the panel is there only once a camera sent a frame; it fetches the latest itself
+  $("camera-card").hidden = !camera;
+  if (!camera) { clearTimeout(cameraTimer); cameraTimer = null; return; }
+  $("camera-source").textContent = camera.source;
+  if (cameraTimer !== null) return;
+  const img = $("camera");
+  const next = (delay) => { cameraTimer = setTimeout(() => { img.src = `/camera.jpg?frame=${++cameraFrames}`; }, delay); };
+  img.onload = () => { img.dataset.frames = String(cameraFrames); next(250); };  // about four a second
+  img.onerror = () => next(1000);
+  next(0);
+}
+
 let shownPicture = "";
 function renderPicture(svgText) {  // the server draws it (step_planner/viz/table_svg.py); parsed as SVG, not HTML
   if (svgText === shownPicture) return;
@@ -221,6 +235,7 @@ function render() {
   renderDialogue(s.dialogue);
   renderOutcome(s.result, s.words && s.words.outcome);
   renderPicture(s.picture || "");
+  renderCamera(s.camera);
   const log = $("log");
   log.replaceChildren(...s.log.map((line) => el("li", "", line)));
   log.scrollTop = log.scrollHeight;
