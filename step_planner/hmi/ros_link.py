@@ -81,10 +81,9 @@ class RosLink:
         # the camera panel: a CompressedImage topic named by the parameter camera_topic (--camera); by default the
         # node's simulator view (backend sim, latched); none publishing: the panel stays absent
         camera = self.node.declare_parameter("camera_topic", camera).value or ""
-        topic = camera or f"{self.prefix}/sim/camera/image/compressed"
-        self.camera_topic = topic
-        self.node.create_subscription(CompressedImage, topic,
-                                      lambda m: state.on_camera(bytes(m.data), topic, m.format),
+        self.camera_topic = source = camera or f"{self.prefix}/sim/camera/image/compressed"
+        self.node.create_subscription(CompressedImage, source,
+                                      lambda m: state.on_camera(bytes(m.data), source, m.format),
                                       qos_profile_sensor_data if camera else latched())
         for kind, topic in (("goal_confirmation", "pending_goal"), ("question", "pending_question")):
             self.node.create_subscription(String, f"{self.prefix}/{topic}",
