@@ -380,6 +380,7 @@ def test_cancel_mid_motion_on_the_simulator_at_each_size(browser, axe, shots, tm
             assert "place(" not in outcome  # the arm stopped in the pick; the place never ran
             assert "canceled during motion" in page.text("tree")  # the simulator's word: the arm was moving
             page.wait(lambda d: "canceling: the arm stops" in page.text("message") or "CANCELED" in page.text("log"))
+            page.js("window.scrollTo(0, 0)")
             page.shot(shots if size == "desktop" else tmp_path, "hmi_sim_canceled.png")
     finally:
         if page is not None:
