@@ -64,4 +64,4 @@ def test_the_hmi_page_is_package_data_beside_its_server(monkeypatch):
     assert "recursive-include step_planner/hmi/page" in (ROOT / "MANIFEST.in").read_text()
     from step_planner.hmi.server import PAGE_DIR, PAGE_FILES
 
-    assert PAGE_DIR == page and {name for name, _ in PAGE_FILES.values()} == set(shipped)
+    assert page == PAGE_DIR and {name for name, _ in PAGE_FILES.values()} == set(shipped)
