@@ -52,7 +52,6 @@ def test_frames_while_a_goal_runs_the_last_latched():
         wait_until(lambda: late)
     finally:
         ros.close()
-    print(f"camera: {len(got)} frames in {took:.1f} s, {ros.node.sim_camera.frames} published")
     assert all(m.format == "jpeg" and m.header.frame_id == "sim_camera" for _, m in got)
     first, last = pixels(got[0][1]), pixels(got[-1][1])
     assert first.shape == last.shape == (HEIGHT, WIDTH, 3)
