@@ -18,7 +18,8 @@
 #   make gz-physics-check  Gazebo Fortress's physics (ignition-physics 5 + DART, apt like sdf-tools) and
 #                    test/gz_physics_check built on it; test/test_gazebo_physics.py steps every scene's world with it
 #   make browser     Debian's chromium + chromium-driver (apt, as sdf-tools); test/test_hmi_browser.py drives the
-#                    `step-planner hmi` page in it through selenium (the system browser: nothing is downloaded)
+#                    `step-planner hmi` page in it through selenium (the system browser); and the pinned axe-core
+#                    (npm pack, checked against its sha512) into build/axe-core/ for the page's accessibility check
 #   make bench       every benchmark of benchmarks/commands.yaml (hours), then BENCHMARKS.md re-rendered;
 #                    make bench ONLY=core_perf,cancel runs only those (see benchmarks/README.md)
 #   make clean       build trees and caches;  make distclean  also the venv
@@ -63,7 +64,8 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check browser test lint pytest demo \
+.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check browser browser-system test lint \
+        pytest demo \
         demo-ros bench clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
@@ -169,7 +171,30 @@ $(GZ_CHECK): test/gz_physics_check/gz_physics_check.cc test/gz_physics_check/CMa
 	@touch $@
 
 BROWSER_PACKAGES := chromium chromium-driver
-browser:
+# axe-core (the accessibility checker test/test_hmi_browser.py runs in the page): a test-only file, never shipped,
+# never committed; `npm pack` fetches the pinned version from the npm registry into $(AXE_DIR) and its tarball must
+# have the registry's sha512 (npm comes from apt when missing, as chromium does).
+AXE_VERSION := 4.14.1
+AXE_INTEGRITY := sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ==
+AXE_DIR := $(BUILD_DIR)/axe-core
+AXE_JS := $(AXE_DIR)/axe-$(AXE_VERSION).min.js
+browser: $(AXE_JS)
+
+$(AXE_JS): | browser-system  # one apt at a time
+	@if ! command -v npm >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; \
+	  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && \
+	    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; \
+	  else echo "browser: no npm, not root and no passwordless sudo: run 'sudo apt-get install npm'" >&2; exit 1; fi; fi
+	@mkdir -p $(AXE_DIR) && rm -f $(AXE_DIR)/axe-core-$(AXE_VERSION).tgz
+	cd $(AXE_DIR) && npm pack --silent axe-core@$(AXE_VERSION) >/dev/null
+	@got="sha512-$$(openssl dgst -sha512 -binary $(AXE_DIR)/axe-core-$(AXE_VERSION).tgz | base64 -w0)"; \
+	  [ "$$got" = '$(AXE_INTEGRITY)' ] || { echo "browser: axe-core-$(AXE_VERSION).tgz is $$got, not the pinned $(AXE_INTEGRITY)" >&2; exit 1; }
+	tar -xzf $(AXE_DIR)/axe-core-$(AXE_VERSION).tgz -C $(AXE_DIR) package/axe.min.js package/LICENSE
+	mv $(AXE_DIR)/package/axe.min.js $@.tmp && mv $(AXE_DIR)/package/LICENSE $(AXE_DIR)/LICENSE && mv $@.tmp $@
+
+browser-system:
 	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then echo "browser: chromium and chromedriver are installed"; \
 	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES); \
@@ -178,6 +203,8 @@ browser:
 	else echo "browser: not root and no passwordless sudo: run 'sudo apt-get install $(BROWSER_PACKAGES)'" >&2; \
 	  exit 1; fi
 	@/usr/bin/chromedriver --version >/dev/null 2>&1 || { echo "browser: chromedriver still does not run" >&2; exit 1; }
+
+browser: browser-system
 
 # One DDS domain per xdist worker (test/conftest.py: ROS_DOMAIN_ID + 2 x worker index) and discovery on loopback
 # only, so parallel runs on one machine stay apart and nothing leaves the host. ROS logs go to a throwaway

@@ -22,6 +22,8 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
+    # the `step-planner hmi` page (HTML/JS/CSS) is code served from beside its server, not a setting in config/
+    package_data={"step_planner.hmi": ["page/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
@@ -29,7 +31,7 @@ setup(
         *tree("config"),
     ],
     install_requires=["setuptools", "pyyaml", "pydantic>=2", "openai>=1.40"],
-    zip_safe=True,
+    zip_safe=False,  # the hmi server reads its page from the package folder
     maintainer="step_planner maintainers",
     maintainer_email="step-planner@example.org",
     description="STEP subgoal-tree task planning for a Franka arm with MoveIt 2, as ROS 2 actions.",

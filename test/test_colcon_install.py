@@ -47,6 +47,9 @@ def test_the_install_holds_every_config_file_and_the_executables(workspace):
         "*.launch.py")}
     for exe in ("step_planner_node", "step-planner", "hmi"):  # hmi: `ros2 run step_planner hmi`
         assert os.access(workspace / "install" / "step_planner" / "lib" / "step_planner" / exe, os.X_OK), exe
+    # the `step-planner hmi` page is package data, installed beside its server (not in share/)
+    (site,) = (workspace / "install" / "step_planner" / "lib").glob("python3*/site-packages/step_planner")
+    assert sorted(p.name for p in (site / "hmi" / "page").iterdir()) == ["hmi.css", "hmi.js", "index.html"]
     interfaces = workspace / "install" / "step_planner_interfaces" / "share" / "step_planner_interfaces"
     assert (interfaces / "action" / "ExecuteTask.action").is_file()
     # the test-only control_msgs / franka_msgs of test/interfaces are never built into the product workspace

@@ -44,6 +44,12 @@ def test_a_goal_reaches_the_state_with_every_field():
         assert [line for line in snap["log"] if line.startswith("ran ")][:1] == [
             "ran open_drawer(drawer=drawer) -> SUCCESS"]
         assert link.cancel() == (False, "no goal sent from this page is running")
+        # the table's picture from the node's ~/scene_json: the tape and the screwdriver shut in the drawer
+        wait_until(lambda: 'data-object="tape"' in state.picture and 'data-location="drawer"' in state.picture)
+        assert state.scene["schema"] == "step_planner/scene/v1"
+        assert {o["name"]: o["location"] for o in state.scene["objects"]}["screwdriver"] == "drawer"
+        assert state.camera is None and link.camera_topic == f"{ros.name}/sim/camera/image/compressed"
+        assert snap["words"]["outcome"]["headline"].startswith("Done: ")
     finally:
         link.close()
         ros.close()

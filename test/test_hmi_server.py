@@ -85,6 +85,28 @@ def test_the_page_and_its_files_are_served_same_origin_with_a_strict_policy(loca
     assert get(served, "/", Host=f"localhost:{served.port}", Sec_Fetch_Site="same-origin").status == 200
 
 
+def test_the_camera_frame_is_served_once_a_camera_sent_one_and_guarded_like_the_rest(local, guarded):
+    served, state, _ = local
+    assert get(served, "/camera.jpg", Host=served.base).status == 404  # no camera: the page shows no panel
+    assert state.snapshot()["camera"] is None
+    version = state.version
+    state.on_camera(b"\xff\xd8first", "/step_planner_test/sim/camera/image/compressed", "jpeg")
+    state.on_camera(b"\xff\xd8second", "/step_planner_test/sim/camera/image/compressed", "jpeg")
+    assert state.version == version + 1  # the pages learn of the camera once; frames are fetched, not pushed
+    assert state.snapshot()["camera"] == {"source": "/step_planner_test/sim/camera/image/compressed",
+                                          "format": "jpeg"}
+    frame = get(served, "/camera.jpg", Host=served.base)
+    assert frame.status == 200 and frame.body == b"\xff\xd8second" and frame.headers["Content-Type"] == "image/jpeg"
+    assert frame.headers["Cache-Control"] == "no-store"
+    assert get(served, "/camera.jpg", Host=f"rebound.example:{served.port}").status == 403
+    assert get(served, "/camera.jpg", Host=served.base, Origin="http://evil.example").status == 403
+    served, state, _ = guarded
+    state.on_camera(b"\x89PNG...", "/camera/image/compressed", "rgb8; png compressed bgr8")
+    assert get(served, "/camera.jpg", Host=served.base).status == 401
+    png = get(served, f"/camera.jpg?token={TOKEN}", Host=served.base)
+    assert png.status == 200 and png.headers["Content-Type"] == "image/png"
+
+
 def test_another_host_name_is_refused_on_loopback(local):
     served, _, _ = local
     response = get(served, Host=f"rebound.example:{served.port}")

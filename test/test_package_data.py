@@ -45,3 +45,23 @@ def test_the_ament_marker_and_manifest_are_installed(monkeypatch):
     installed = installed_files(monkeypatch)
     assert installed["share/ament_index/resource_index/packages/step_planner"] == "resource/step_planner"
     assert installed[f"{SHARE}/package.xml"] == "package.xml"
+
+
+def test_the_hmi_page_is_package_data_beside_its_server(monkeypatch):
+    """The page's HTML/JS/CSS are code: setup.py installs them with step_planner.hmi (not from config/), and
+    the server serves them from the folder beside its module."""
+    captured: dict = {}
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: captured.update(kwargs))
+    monkeypatch.chdir(ROOT)
+    runpy.run_path(str(ROOT / "setup.py"), run_name="__main__")
+    page = ROOT / "step_planner" / "hmi" / "page"
+    shipped = sorted(p.name for p in page.iterdir() if p.is_file())
+    assert shipped == ["hmi.css", "hmi.js", "index.html"]
+    patterns = captured["package_data"]["step_planner.hmi"]
+    matched = sorted({p.name for pattern in patterns for p in (ROOT / "step_planner" / "hmi").glob(pattern)})
+    assert matched == shipped
+    assert not (ROOT / "config" / "hmi").exists()
+    assert "recursive-include step_planner/hmi/page" in (ROOT / "MANIFEST.in").read_text()
+    from step_planner.hmi.server import PAGE_DIR, PAGE_FILES
+
+    assert page == PAGE_DIR and {name for name, _ in PAGE_FILES.values()} == set(shipped)

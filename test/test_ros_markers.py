@@ -8,6 +8,7 @@ The graph has the topic with the type config/step_planner.rviz's MarkerArray dis
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -17,6 +18,7 @@ pytest.importorskip("visualization_msgs", reason="pip install -r requirements.tx
 
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from ros_support import PLANS, TASK, RosHarness, ScriptedPlans, wait_for, wait_quiet, wait_until  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from step_planner.viz import scene_markers as sm  # noqa: E402
@@ -51,10 +53,14 @@ def test_markers_show_the_scene_then_follow_the_drawer_task_over_dds():
     ros = RosHarness(ScriptedPlans(PLANS))
     arrays: list[MarkerArray] = []
     late: list[MarkerArray] = []
+    scenes: list[String] = []
     lock = threading.Lock()
     try:
         topic = f"{ros.name}/markers"
         subscribe(ros.client_node, topic, arrays)
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        ros.client_node.create_subscription(String, f"{ros.name}/scene_json", scenes.append, qos)
         wait_until(lambda: any(in_ns(m, "places") for m in arrays))  # latched: the scene, before any goal
         types = dict(ros.client_node.get_topic_names_and_types())
         assert types[topic] == ["visualization_msgs/msg/MarkerArray"]
@@ -66,6 +72,7 @@ def test_markers_show_the_scene_then_follow_the_drawer_task_over_dds():
             received = list(arrays)
         subscribe(ros.client_node, topic, late)  # a viewer started after the goal
         wait_until(lambda: late)
+        wait_until(lambda: len(scenes) >= len(received))
     finally:
         ros.close()
 
@@ -93,6 +100,16 @@ def test_markers_show_the_scene_then_follow_the_drawer_task_over_dds():
     grey = [m for m in in_ns(end, "objects") if rgba(m) == rounded(sm.BELIEVED_RGBA)]
     assert len(grey) == 2
     assert late[-1].markers == end.markers  # transient local: the last picture for a late viewer
+
+    # ~/scene_json: the snapshot each array was drawn from (what `step-planner hmi` draws the table from)
+    snap = json.loads(scenes[-1].data)
+    assert snap["schema"] == "step_planner/scene/v1" and snap["frame"] == "panda_link0"
+    drawn = [(s.ns, s.text, tuple(round(v, 6) for v in s.position)) for s in sm.markers_of(snap)]
+    assert drawn == [(m.ns, m.text, (round(m.pose.position.x, 6), round(m.pose.position.y, 6),
+                                     round(m.pose.position.z, 6))) for m in end.markers[1:]]
+    assert {o["name"]: o["believed"] for o in snap["objects"]} == {
+        "tape": True, "screwdriver": True, "red_block": False, "cup": False}
+    assert [f["holds"] for f in snap["facts"]] == [True, True, True]
 
 
 def test_a_slow_scene_geometry_is_built_off_the_callers_thread_once():

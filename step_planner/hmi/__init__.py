@@ -2,5 +2,6 @@
 
 :mod:`.session` holds the page's state and checks what a person sends (plain Python); :mod:`.server` is the
 web server (Starlette: the page, one WebSocket, who may connect); :mod:`.ros_link` is the thin ROS client;
-:mod:`.main` starts them. The page itself (plain HTML/JS, no build step) is in ``config/hmi/``.
+:mod:`.main` starts them. The page itself (plain HTML/JS/CSS, no build step) is
+package data in ``page/``, installed beside the server that serves it.
 """

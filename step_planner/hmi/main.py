@@ -2,6 +2,7 @@
 
     step-planner hmi [--node /step_planner] [--port 8765]       # http://127.0.0.1:8765/, this machine only
     step-planner hmi --host 0.0.0.0 --port 8765                  # other machines: a token is required
+    step-planner hmi --camera /camera/color/image_raw/compressed # a robot camera's view on the page
 
 Binds 127.0.0.1 unless ``--host`` names another address; then every request and the WebSocket must carry a
 token: ``$STEP_PLANNER_HMI_TOKEN`` when set (on loopback too), else a new one printed once at start with the
@@ -28,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; any other "
                         f"needs a token: ${TOKEN_ENV}, or one printed at start)")
     parser.add_argument("--port", type=int, default=8765, help="port (0: any free one, printed at start)")
+    parser.add_argument("--camera", default="", metavar="TOPIC",
+                        help="a sensor_msgs/CompressedImage topic the page shows (the ROS parameter camera_topic; "
+                        "default: the node's ~/sim/camera/image/compressed, published on backend sim)")
     return parser
 
 
@@ -58,7 +62,7 @@ def main_hmi(argv: list[str] | None = None) -> int:
     # On loopback without a token the Host header must name loopback (DNS rebinding); with a token, any name
     access = Access(loopback_hosts(port) if loopback and token is None else frozenset(), token)
     state = HmiState(args.node)
-    link = RosLink(state, args.node)
+    link = RosLink(state, args.node, args.camera)
     shown = "[::1]" if args.host == "::1" else "127.0.0.1" if loopback else args.host
     url = f"http://{shown}:{port}/"
     if printed_token:

@@ -1,10 +1,11 @@
 """The ROS side of ``step-planner hmi``: a thin client of the node, feeding ``HmiState``.
 
 It does what ``step-planner send`` does at a terminal, for the pages: sends the ExecuteTask goal, follows the
-latched ``~/tree`` (and ``~/tree_json`` for the dialogue), ``~/pending_goal`` and ``~/pending_question`` and
-the action's feedback topic (of whichever goal runs, sent from here or elsewhere), answers through
-``~/confirm_goal`` and ``~/answer_question``, and cancels. Messages become plain dicts field by field, so
-fields added to the interfaces reach the page as they are.
+latched ``~/tree`` (and ``~/tree_json`` for the dialogue), ``~/scene_json`` (the table's picture), a camera
+(``~/sim/camera/image/compressed`` on backend sim, or the ``camera_topic`` parameter's CompressedImage topic),
+``~/pending_goal`` and ``~/pending_question`` and the action's feedback topic (of whichever goal runs, sent from
+here or elsewhere), answers through ``~/confirm_goal`` and ``~/answer_question``, and cancels. Messages become
+plain dicts field by field, so fields added to the interfaces reach the page as they are.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 from unique_identifier_msgs.msg import UUID
 
@@ -61,7 +64,7 @@ def result_dict(status: int, result: ExecuteTask.Result) -> dict[str, Any]:
 class RosLink:
     """One rclpy node in a context of its own, spun by a thread; ``close()`` ends both."""
 
-    def __init__(self, state: HmiState, node: str = "/step_planner") -> None:
+    def __init__(self, state: HmiState, node: str = "/step_planner", camera: str = "") -> None:
         self.state, self.prefix = state, node.rstrip("/")
         self.context = private_context()
         self.node = rclpy.create_node("step_planner_hmi", context=self.context)
@@ -73,6 +76,15 @@ class RosLink:
                                       latched())
         self.node.create_subscription(String, f"{self.prefix}/tree_json", lambda m: state.on_tree_json(m.data),
                                       latched())
+        self.node.create_subscription(String, f"{self.prefix}/scene_json", lambda m: state.on_scene(m.data),
+                                      latched())  # what is where: the page's picture of the table
+        # the camera panel: a CompressedImage topic named by the parameter camera_topic (--camera); by default the
+        # node's simulator view (backend sim, latched); none publishing: the panel stays absent
+        camera = self.node.declare_parameter("camera_topic", camera).value or ""
+        self.camera_topic = source = camera or f"{self.prefix}/sim/camera/image/compressed"
+        self.node.create_subscription(CompressedImage, source,
+                                      lambda m: state.on_camera(bytes(m.data), source, m.format),
+                                      qos_profile_sensor_data if camera else latched())
         for kind, topic in (("goal_confirmation", "pending_goal"), ("question", "pending_question")):
             self.node.create_subscription(String, f"{self.prefix}/{topic}",
                                           lambda m, k=kind: state.on_pending(k, m.data), latched())

@@ -34,8 +34,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from step_planner.hmi.session import Command, HmiState, Refused, parse_command
-from step_planner.resources import config_dir
 
+PAGE_DIR = Path(__file__).resolve().parent / "page"  # package data (setup.py): installed with this module
 COOKIE = "step_planner_hmi"
 PAGE_FILES = {"/": ("index.html", "text/html; charset=utf-8"), "/hmi.js": ("hmi.js", "text/javascript"),
               "/hmi.css": ("hmi.css", "text/css")}
@@ -151,7 +151,7 @@ async def _perform(command: Command, state: HmiState, link: Link) -> tuple[bool,
 
 
 def create_app(state: HmiState, link: Link, access: Access, page_dir: Path | None = None) -> Guard:
-    page_dir = page_dir or config_dir() / "hmi"
+    page_dir = page_dir or PAGE_DIR
     hub = Hub(state)
 
     async def page(request: Request) -> Response:
@@ -161,6 +161,12 @@ def create_app(state: HmiState, link: Link, access: Access, page_dir: Path | Non
             response.set_cookie(COOKIE, request.query_params["token"], httponly=True, samesite="strict")
             return response
         return Response((page_dir / name).read_bytes(), media_type=media, headers=HEADERS)
+
+    async def camera(request: Request) -> Response:
+        frame, info = state.camera_frame, state.camera
+        if not frame or info is None:
+            return PlainTextResponse("no camera frame\n", status_code=404, headers=HEADERS)
+        return Response(frame, media_type=f"image/{info['format']}", headers=HEADERS)
 
     async def state_json(request: Request) -> Response:
         return Response(json.dumps(state.snapshot(), default=str), media_type="application/json", headers=HEADERS)
@@ -203,7 +209,8 @@ def create_app(state: HmiState, link: Link, access: Access, page_dir: Path | Non
                 await pusher
 
     routes: Iterable = [*(Route(path, page, methods=["GET"]) for path in PAGE_FILES),
-                        Route("/state", state_json, methods=["GET"]), WebSocketRoute("/ws", socket)]
+                        Route("/state", state_json, methods=["GET"]), Route("/camera.jpg", camera, methods=["GET"]),
+                        WebSocketRoute("/ws", socket)]
     return Guard(Starlette(routes=list(routes)), access)
 
 

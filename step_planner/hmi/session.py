@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from step_planner.domain.conditions import ConditionError, parse_fact
+from step_planner.hmi import words
 from step_planner.planner.person import MAX_ANSWER_CHARS, answer_problem
 from step_planner.planner.runner import validate_instruction
+from step_planner.viz.table_svg import table_svg
 
+MAX_SCENE_CHARS = 2_000_000  # a ~/scene_json snapshot (a few kB for the shipped scenes)
 MAX_MESSAGE_CHARS = 16_000  # one WebSocket message from a page (an instruction is at most 2000 characters)
 MAX_FACTS = 20  # a corrected goal
 MAX_FACT_CHARS = 200
@@ -139,6 +142,10 @@ class HmiState:
         self.result: dict[str, Any] | None = None
         self.dialogue: list[dict[str, Any]] = []  # the goal's exchanges with the person (~/tree_json "dialogue")
         self.server_ready = False
+        self.scene: dict[str, Any] | None = None  # the node's ~/scene_json snapshot (what is where)
+        self.picture = ""  # the table from above (SVG text), drawn from ``scene``
+        self.camera: dict[str, Any] | None = None  # the camera's topic and format, once a frame came
+        self.camera_frame = b""  # its latest frame (served at /camera.jpg, fetched by the page a few times a second)
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self._last_step = ""
 
@@ -228,6 +235,35 @@ class HmiState:
             self._changed()
         self._notify()
 
+    def on_scene(self, text: str) -> None:
+        """The node's scene snapshot (``~/scene_json``): kept, and the table drawn from it once here (every page
+        gets the same SVG text). A snapshot that cannot be read or drawn leaves the last picture."""
+        if len(text) > MAX_SCENE_CHARS:
+            return
+        try:
+            scene = json.loads(text)
+            picture = table_svg(scene)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return
+        with self._lock:
+            if picture == self.picture:
+                return
+            self.scene, self.picture = scene, picture
+            self._changed()
+        self._notify()
+
+    def on_camera(self, frame: bytes, source: str, fmt: str = "jpeg") -> None:
+        """A camera frame (sensor_msgs/CompressedImage). The pages learn of the camera once (its panel appears);
+        each new frame is only kept, not pushed: the page fetches the latest itself while its panel is shown."""
+        fmt = "png" if "png" in fmt.lower() else "jpeg"
+        with self._lock:
+            self.camera_frame = bytes(frame)
+            if self.camera == {"source": source, "format": fmt}:
+                return
+            self.camera = {"source": source, "format": fmt}
+            self._changed()
+        self._notify()
+
     def on_pending(self, kind: str, text: str) -> None:
         with self._lock:
             if text:
@@ -263,7 +299,12 @@ class HmiState:
         with self._lock:
             goal = None if self.goal is None else {"instruction": self.goal.instruction, "status": self.goal.status,
                                                    "goal_id": self.goal.goal_id}
+            running = (self.goal is not None and self.goal.status != "ended") or (
+                self.goal is None and bool(self.feedback) and self.result is None)
+            said = {"progress": words.progress(self.feedback, self.tree, self.waiting, self.scene, running),
+                    "outcome": words.outcome(self.result, self.scene)}
             return {"type": "state", "version": self.version, "node": self.node, "server_ready": self.server_ready,
                     "goal": goal, "feedback": dict(self.feedback), "feedback_goal": self.feedback_goal,
                     "tree": self.tree, "dialogue": list(self.dialogue),
-                    "waiting": dict(self.waiting), "result": self.result, "log": list(self.log)}
+                    "waiting": dict(self.waiting), "result": self.result, "log": list(self.log),
+                    "picture": self.picture, "words": said, "camera": self.camera}

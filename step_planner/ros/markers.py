@@ -7,22 +7,26 @@ so an RViz started late gets the last picture. Arrays are built and sent by a th
 only: a burst of tree events costs the planning thread a snapshot each, never a message (a 32-marker array takes
 ~6 ms to build as rosidl messages). A scene's geometry is built once, off the caller's thread (it can
 take seconds): until it is there, objects are drawn from the poses the world carries.
+
+``~/scene_json`` (std_msgs/String, latched) carries the snapshot the markers of the same moment are drawn from
+(:mod:`step_planner.viz.scene_snapshot`, JSON): what ``step-planner hmi`` draws its picture of the table from.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 from geometry_msgs.msg import Point
-from std_msgs.msg import ColorRGBA, Header
+from std_msgs.msg import ColorRGBA, Header, String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from step_planner.domain.world import WorldState
 from step_planner.planner.tree import SubgoalTree, TreeEvent
 from step_planner.ros.qos import latched
-from step_planner.viz.scene_markers import BASE_FRAME, GeometryCache, MarkerModel, Shape
+from step_planner.viz.scene_markers import BASE_FRAME, GeometryCache, MarkerModel, Shape, markers_of
 
 KINDS = {"cube": Marker.CUBE, "cylinder": Marker.CYLINDER, "text": Marker.TEXT_VIEW_FACING, "arrow": Marker.ARROW}
 
@@ -47,7 +51,8 @@ def marker_array(shapes: Sequence[Shape], stamp: Any, frame: str = BASE_FRAME) -
 
 
 class MarkerPublisher:
-    """Owns ``~/markers`` on ``node``; a TreeListener of each goal, fed its observations by the node."""
+    """Owns ``~/markers`` and ``~/scene_json`` on ``node``; a TreeListener of each goal, fed its observations by
+    the node."""
 
     def __init__(self, node: Any, frame: str = BASE_FRAME) -> None:
         self.node, self.frame = node, frame
@@ -56,6 +61,7 @@ class MarkerPublisher:
         self._lock = threading.Lock()
         self._world = 0  # which reset the model shows: a geometry built for an earlier one is not applied
         self._pub = node.create_publisher(MarkerArray, "~/markers", latched())
+        self._scene_pub = node.create_publisher(String, "~/scene_json", latched())
         self._changed = threading.Condition(self._lock)
         self._dirty = False
         self._closed = False
@@ -119,8 +125,9 @@ class MarkerPublisher:
                 if self._closed:
                     return
                 self._dirty = False
-                shapes = self.model.shapes()
+                snapshot = self.model.snapshot()
             try:
-                self._pub.publish(marker_array(shapes, self.node.get_clock().now().to_msg(), self.frame))
+                self._pub.publish(marker_array(markers_of(snapshot), self.node.get_clock().now().to_msg(), self.frame))
+                self._scene_pub.publish(String(data=json.dumps({**snapshot, "frame": self.frame})))
             except Exception:  # the node is being destroyed: nothing more to show
                 return

@@ -84,7 +84,11 @@ class StepPlannerNode(Node):
         ~/pending_question (std_msgs/String, latched): the model's question waiting for an answer ("" when none)
         ~/markers (visualization_msgs/MarkerArray, latched): the world model, the goal's facts and the plan for
             RViz (step_planner.ros.markers), on every world or tree change
+        ~/scene_json (std_msgs/String, latched): the snapshot those markers are drawn from, as JSON (what is
+            where, the goal's facts, the active target); `step-planner hmi` draws the table from it
         (a goal waits for a person only while someone subscribes to the topic that shows what it waits for)
+        ~/sim/camera/image/compressed (sensor_msgs/CompressedImage, JPEG, latched): backend sim only, MuJoCo's
+            rendered view while a goal runs, sim.camera_rate_hz (step_planner.ros.sim_camera; step-planner hmi)
         backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
         /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock, /tf (the
         robot's links and the objects)
@@ -128,6 +132,11 @@ class StepPlannerNode(Node):
 
             self.sim_bridge = SimBridge(self, values["sim.joint_state_rate_hz"], values["sim.object_pose_rate_hz"],
                                         robot_description())
+        self.sim_camera = None
+        if self.backend == "sim" and values["sim.camera_rate_hz"] > 0:
+            from step_planner.ros.sim_camera import SimCamera
+
+            self.sim_camera = SimCamera(self, values["sim.camera_rate_hz"])
 
         goals = ReentrantCallbackGroup()  # goals run concurrently only to wait, preempt or be refused
         self._io = MutuallyExclusiveCallbackGroup()
@@ -266,7 +275,7 @@ class StepPlannerNode(Node):
                         success_when=list(goal.success_when)), values,
             library=self.library, envelope=self.envelope, cancel=ticket.cancel, backend=self.backend,
             lease=lambda: self._lease(goal, world), gates=gates, memories=self._memories,
-            attachments=[self.sim_bridge.attach] if self.sim_bridge and not goal.dry_run else [],
+            attachments=[a.attach for a in (self.sim_bridge, self.sim_camera) if a] if not goal.dry_run else [],
             info=log.info, warn=log.warning, person=self.person,
             confirm_goal=values["confirm_goal"] and not goal.dry_run,
         )

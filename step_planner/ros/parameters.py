@@ -108,6 +108,9 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "physics runs.", 1.0, 500.0, read_only=True),
     ParamSpec("sim.object_pose_rate_hz", 10.0, "backend sim: ~/sim/object_poses rate in simulated time.",
               0.1, 500.0, read_only=True),
+    ParamSpec("sim.camera_rate_hz", 4.0, "backend sim: at most this many rendered frames a second on "
+              "~/sim/camera/image/compressed while a goal runs and someone watches (0: no camera).", 0.0, 30.0,
+              read_only=True),
     ParamSpec("markers.frame", "panda_link0", "The robot base frame ~/markers are drawn in (the scenes' frame): "
               "panda_link0, or fr3_link0 on an FR3.", read_only=True),
     ParamSpec("llm.offline", False, "Serve the answers shipped in config/replay (recorded from a scripted expert, "

@@ -15,6 +15,9 @@ WHY pure: what the engineer sees must be checkable against the world and the goa
 - ``subgoal``: the active subgoal's text above the arm;
 - ``target``: an arrow down onto what the current primitive acts on (its ``target``, ``drawer`` or ``object``).
 
+The shapes are drawn from :func:`~step_planner.viz.scene_snapshot.scene_snapshot`, the same snapshot the page
+of ``step-planner hmi`` draws its top-down picture from (:mod:`step_planner.viz.table_svg`).
+
 Where an object is: its perceived ``geometry.position`` (the sim and controllers backends refresh it at every
 observation) when that lies on or in the place the world model says; else its start pose from the scene
 geometry when it is still where it started; else a spot in its place (the symbolic backend moves names, not
@@ -33,11 +36,20 @@ from typing import Any
 
 import numpy as np
 
-from step_planner.domain.conditions import ConditionError, parse_fact
 from step_planner.domain.scene import SceneError
 from step_planner.domain.scene_geometry import SceneGeometry, scene_geometry
-from step_planner.domain.world import GRIPPER, ObjectState, WorldState
+from step_planner.domain.world import WorldState
 from step_planner.planner.beliefs import Beliefs
+from step_planner.viz.scene_snapshot import (  # noqa: F401  (re-exported: the helpers lived here first)
+    HELD_AT,
+    TARGET_ARGS,
+    anchors_of,
+    drawer_opening,
+    object_half,
+    object_pose,
+    place_box,
+    scene_snapshot,
+)
 
 BASE_FRAME = "panda_link0"  # the scenes' frame (config/scenes/*.yaml) and the simulator's world frame
 
@@ -59,9 +71,7 @@ MET, UNMET = "\u2713", "\u2717"  # ✓ ✗
 TEXT_HEIGHT = 0.03  # m, capital letter height in RViz
 FACT_STEP = 0.035  # m between stacked facts beside one thing
 SUBGOAL_AT: Vec3 = (0.0, 0.0, 1.15)  # above the arm (its base is the frame origin; the Panda is ~1 m tall)
-HELD_AT: Vec3 = (0.4, 0.0, 0.35)  # where a held object is drawn when no pose of it is known
 TARGET_ARROW = 0.2  # m: the arrow starts this far above the target
-TARGET_ARGS = ("target", "drawer", "object")  # what a primitive acts on, in order of preference
 IDENTITY = (0.0, 0.0, 0.0, 1.0)
 
 
@@ -101,159 +111,61 @@ def yaw_quat(yaw_deg: float) -> tuple[float, float, float, float]:
     return 0.0, 0.0, math.sin(h), math.cos(h)
 
 
-def drawer_opening(world: WorldState, geometry: SceneGeometry, name: str) -> float:
-    """The slide position to draw: the perceived ``opening`` when it agrees with open/closed, else where
-    ``open_drawer`` leaves it (open) or 0 (closed)."""
-    place, d = world.places[name], geometry.drawers[name]
-    seen = place.geometry.get("opening")
-    if seen is not None and (float(seen) > 0.02) == place.is_open:
-        return float(seen)
-    return d.open_position if place.is_open else 0.0
-
-
-def place_box(world: WorldState, geometry: SceneGeometry, name: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """The place's volume (world, axis-aligned lo and hi): a table's top slab, a container's or drawer's inside."""
-    if name in geometry.drawers:
-        return geometry.drawers[name].interior_box(drawer_opening(world, geometry, name))
-    if name in geometry.containers:
-        c = geometry.containers[name]
-        return c.position - [*(c.size[:2] / 2), 0.0], c.position + [*(c.size[:2] / 2), c.size[2]]
-    if name in geometry.surfaces:
-        s = geometry.surfaces[name]
-        return s.center - s.size / 2, s.center + s.size / 2
-    return None
-
-
-def _in_footprint(p: np.ndarray, box: tuple[np.ndarray, np.ndarray], margin: float = 0.02) -> bool:
-    lo, hi = box
-    return bool(np.all(p[:2] >= lo[:2] - margin) and np.all(p[:2] <= hi[:2] + margin))
-
-
-def object_half(obj: ObjectState, geometry: SceneGeometry | None) -> tuple[str, np.ndarray]:
-    """Shape and half extents: the scene geometry's, else the object's own ``geometry`` (4 cm cube by default)."""
-    if geometry is not None and obj.name in geometry.objects:
-        g = geometry.objects[obj.name]
-        return g.shape, np.asarray(g.half, dtype=float)
-    shape = obj.geometry.get("shape", "box")
-    size = [float(v) for v in obj.geometry.get("size", [0.04, 0.04, 0.04])]
-    if shape == "cylinder" and len(size) >= 2:
-        return "cylinder", np.array([size[0], size[0], size[1] / 2])
-    return "box", np.array((size + [0.04] * 3)[:3]) / 2
-
-
-def object_pose(obj: ObjectState, world: WorldState, geometry: SceneGeometry | None,
-                half: np.ndarray, slot: int = 0) -> tuple[np.ndarray, float] | None:
-    """Centre and yaw (degrees) of ``obj`` as the module doc says; None when nothing places it."""
-    seen = obj.geometry.get("position")
-    start = geometry.objects.get(obj.name) if geometry is not None else None
-    box = place_box(world, geometry, obj.location or "") if geometry is not None else None
-    if seen is not None:
-        p = np.asarray(seen, dtype=float)
-        if obj.location == GRIPPER or box is None or _in_footprint(p, box):
-            return p, float(obj.geometry.get("yaw", 0.0))
-    if start is not None and start.location == obj.location:
-        return np.asarray(start.position, dtype=float), start.yaw
-    if obj.location == GRIPPER:
-        return np.array(HELD_AT), 0.0
-    if box is None:
-        return None
-    lo, hi = box
-    if obj.location in geometry.containers:  # stands on the floor's top, not on its underside
-        floor = float(geometry.containers[obj.location].interior[0][2])
-    else:
-        floor = hi[2] if obj.location in geometry.surfaces else lo[2]
-    centre = (lo + hi) / 2
-    # the symbolic backend: side by side along y from the place's centre
-    offset = (slot + 1) // 2 * (2 * half[1] + 0.01) * (1 if slot % 2 else -1)
-    return np.array([centre[0], centre[1] + offset, floor + half[2]]), 0.0
-
-
-def _active_call(tree: dict[str, Any]) -> dict[str, Any] | None:
-    nodes = {n["id"]: n for n in tree.get("nodes", [])}
-    active = nodes.get(tree.get("active"))
-    if active is not None and active.get("call"):
-        return active["call"]
-    executing = [n for n in nodes.values() if n.get("status") == "executing" and n.get("call")]
-    return executing[-1]["call"] if executing else None
-
-
 def scene_markers(world: WorldState, believed: frozenset[str] | set[str] = frozenset(),
                   geometry: SceneGeometry | None = None, tree: dict[str, Any] | None = None) -> list[Shape]:
     """The shapes of the module doc. ``world``: the world model (believed objects included); ``tree``: a
     ``SubgoalTree.snapshot()`` (None before a goal)."""
+    return markers_of(scene_snapshot(world, believed, geometry, tree))
+
+
+def markers_of(snap: dict[str, Any]) -> list[Shape]:
+    """The shapes of a :func:`~step_planner.viz.scene_snapshot.scene_snapshot` (the page's picture draws the same)."""
     b = _Builder()
-    anchors: dict[str, np.ndarray] = {}  # name -> the top centre of what was drawn for it
-    if geometry is not None:
-        for name, place in world.places.items():
-            box = place_box(world, geometry, name)
-            if box is None:
-                continue
-            lo, hi = box
-            if name in geometry.drawers:
-                rgba, label = (OPEN_RGBA, "open") if place.is_open else (CLOSED_RGBA, "closed")
-                label = f"{name} ({label})"
-            elif name in geometry.containers:
-                rgba, label = CONTAINER_RGBA, name
-            else:
-                rgba, label = TABLE_RGBA, ""
-            b.add("places", "cube", (lo + hi) / 2, hi - lo, rgba)
-            anchors[name] = np.array([*((lo + hi) / 2)[:2], hi[2]])
-            if label:
-                b.add("labels", "text", anchors[name] + [0, 0, 0.04], (0, 0, TEXT_HEIGHT), LABEL_RGBA, text=label)
-    slots: dict[str, int] = {}
-    for name, obj in world.objects.items():
-        shape, half = object_half(obj, geometry)
-        slot = slots.get(obj.location or "", 0)
-        pose = object_pose(obj, world, geometry, half, slot)
-        if pose is None:
-            continue
-        slots[obj.location or ""] = slot + 1
-        centre, yaw = pose
-        hidden = name in believed
-        rgba = BELIEVED_RGBA if hidden else tuple(map(float, obj.geometry.get("rgba", (0.5, 0.5, 0.5, 1.0))))
-        b.add("objects", "cylinder" if shape == "cylinder" else "cube", centre, 2 * half, rgba,
-              orientation=yaw_quat(yaw))
-        anchors[name] = centre + [0, 0, half[2]]
+    anchors = anchors_of(snap)
+    for place in snap["places"]:
+        lo, hi = np.asarray(place["lo"]), np.asarray(place["hi"])
+        name = place["name"]
+        if place["kind"] == "drawer":
+            rgba, label = (OPEN_RGBA, "open") if place["open"] else (CLOSED_RGBA, "closed")
+            label = f"{name} ({label})"
+        elif place["kind"] == "container":
+            rgba, label = CONTAINER_RGBA, name
+        else:
+            rgba, label = TABLE_RGBA, ""
+        b.add("places", "cube", (lo + hi) / 2, hi - lo, rgba)
+        if label:
+            b.add("labels", "text", anchors[name] + [0, 0, 0.04], (0, 0, TEXT_HEIGHT), LABEL_RGBA, text=label)
+    for obj in snap["objects"]:
+        name, hidden = obj["name"], obj["believed"]
+        rgba = BELIEVED_RGBA if hidden else tuple(obj["rgba"])
+        b.add("objects", "cylinder" if obj["shape"] == "cylinder" else "cube", obj["centre"],
+              2 * np.asarray(obj["half"]), rgba, orientation=yaw_quat(obj["yaw"]))
         b.add("labels", "text", anchors[name] + [0, 0, 0.03], (0, 0, TEXT_HEIGHT), LABEL_RGBA,
               text=f"{name} (believed)" if hidden else name)
-    if tree:
-        _goal_markers(b, tree, anchors)
+    _goal_markers(b, snap, anchors)
     return b.shapes
 
 
-def _goal_markers(b: _Builder, tree: dict[str, Any], anchors: dict[str, np.ndarray]) -> None:
-    nodes = {n["id"]: n for n in tree.get("nodes", [])}
-    root = nodes.get(tree.get("root", 0))
+def _goal_markers(b: _Builder, snap: dict[str, Any], anchors: dict[str, np.ndarray]) -> None:
     beside: dict[str, int] = {}
-    for cond in (root or {}).get("conditions", []):
-        text = str(cond.get("text", ""))
-        try:
-            names = parse_fact(text).names
-        except ConditionError:
-            names = ()
-        anchor = next((n for n in names if n in anchors), None)
+    for fact in snap["facts"]:
+        anchor = fact["anchor"]
         if anchor is None:
             continue
         k = beside.get(anchor, 0)
         beside[anchor] = k + 1
-        met = bool(cond.get("holds"))
+        met = fact["holds"]
         b.add("facts", "text", anchors[anchor] + [0.0, -0.06, 0.07 + FACT_STEP * k], (0, 0, TEXT_HEIGHT),
-              MET_RGBA if met else UNMET_RGBA, text=f"{MET if met else UNMET} {text}")
-    active = nodes.get(tree.get("active"))
-    if active is not None:
-        b.add("subgoal", "text", SUBGOAL_AT, (0, 0, 1.5 * TEXT_HEIGHT), SUBGOAL_RGBA, text=active["text"])
-    elif root is not None:
+              MET_RGBA if met else UNMET_RGBA, text=f"{MET if met else UNMET} {fact['text']}")
+    if snap["active"] is not None:
+        b.add("subgoal", "text", SUBGOAL_AT, (0, 0, 1.5 * TEXT_HEIGHT), SUBGOAL_RGBA, text=snap["active"]["text"])
+    elif snap["root"] is not None:
         b.add("subgoal", "text", SUBGOAL_AT, (0, 0, 1.5 * TEXT_HEIGHT), SUBGOAL_RGBA,
-              text=f"{root['text']} [{root.get('status', '')}]")
-    call = _active_call(tree)
-    if call is not None:
-        args = call.get("args", {})
-        target = next((args[k] for k in TARGET_ARGS if args.get(k) in anchors), None)
-        target = target or next((v for v in args.values() if v in anchors), None)
-        if target is not None:
-            tip = anchors[target] + [0, 0, 0.01]
-            b.add("target", "arrow", (0, 0, 0), (0.012, 0.03, 0.04), TARGET_RGBA,
-                  points=(_vec(tip + [0, 0, TARGET_ARROW]), _vec(tip)))
+              text=f"{snap['root']['text']} [{snap['root']['status']}]")
+    if snap["target"] is not None:
+        tip = anchors[snap["target"]] + [0, 0, 0.01]
+        b.add("target", "arrow", (0, 0, 0), (0.012, 0.03, 0.04), TARGET_RGBA,
+              points=(_vec(tip + [0, 0, TARGET_ARROW]), _vec(tip)))
 
 
 class GeometryCache:
@@ -330,5 +242,9 @@ class MarkerModel:
     def set_tree(self, snapshot: dict[str, Any]) -> None:
         self.tree = snapshot
 
+    def snapshot(self) -> dict[str, Any]:
+        """What is where now (:mod:`~step_planner.viz.scene_snapshot`): the markers' and the page's source."""
+        return scene_snapshot(self.beliefs.world, frozenset(self.beliefs.believed), self.geometry, self.tree)
+
     def shapes(self) -> list[Shape]:
-        return scene_markers(self.beliefs.world, frozenset(self.beliefs.believed), self.geometry, self.tree)
+        return markers_of(self.snapshot())

@@ -103,7 +103,11 @@ function renderGoal(s) {
   for (const f of facts) list.append(factLine(f));
   const from = (root && root.conditions_from) || fb.goal_from || "";
   $("goal-from").textContent = from ? `stated by: ${from}` : "";
-  const table = $("progress");
+  const said = (s.words && s.words.progress) || [];
+  const sentences = $("progress");
+  sentences.replaceChildren(...(said.length ? said.map((line) => el("li", "", line))
+    : [el("li", "muted", "nothing running")]));
+  const table = $("progress-fields");
   table.replaceChildren();
   for (const [key, value] of Object.entries(fb)) {  // every feedback field, as the action defines them
     if (key === "goal" || key === "goal_words") continue;
@@ -114,26 +118,63 @@ function renderGoal(s) {
   }
 }
 
-function renderOutcome(result) {
+function renderOutcome(result, said) {  // the headline for a person; the engineer's detail collapsed below
   const box = $("outcome");
+  const open = box.querySelector("details") && box.querySelector("details").open;
   box.replaceChildren();
   box.dataset.status = result ? result.status : "";
+  box.dataset.goal = state.goal ? state.goal.goal_id : "";  // which goal this outcome is of (tests wait on it)
   if (!result) { box.append(el("p", "muted", "no outcome yet")); return; }
+  box.dataset.tone = said ? said.tone : "";
+  box.append(el("p", "headline", said ? said.headline : result.status));
   const verified = result.verified ? "checked in the world" : "not checked in the world";
-  box.append(el("div", "headline", result.success ? `${result.status}: the instruction is achieved (${verified})`
-    : `${result.status}${result.error === result.status ? "" : ` (${result.error})`}: ${result.error_msg}`));
   if (result.conditions && result.conditions.length) {
-    box.append(el("h2", "", `Each fact at the end (${verified})`));
+    box.append(el("h3", "", `Each fact at the end (${verified})`));
     const ul = el("ul", "facts");
     for (const c of result.conditions) ul.append(factLine(c));
     box.append(ul);
   }
+  const details = el("details", "engineer");
+  details.open = !!open;
+  details.append(el("summary", "", "Engineer's detail"));
+  for (const line of (said && said.detail) || [result.status, result.error_msg]) {
+    details.append(el("p", "detail-inline", line));
+  }
   if (result.executed_primitives && result.executed_primitives.length) {
-    box.append(el("h2", "", "What the arm did"));
+    details.append(el("h3", "", "What the arm did"));
     const ol = el("ol");
     for (const p of result.executed_primitives) ol.append(el("li", "fact", p));
-    box.append(ol);
+    details.append(ol);
   }
+  box.append(details);
+}
+
+let cameraTimer = null;
+let cameraFrames = 0;
+function renderCamera(camera) {  // the panel is there only once a camera sent a frame; it fetches the latest itself
+  $("camera-card").hidden = !camera;
+  if (!camera) { clearTimeout(cameraTimer); cameraTimer = null; return; }
+  $("camera-source").textContent = camera.source;
+  if (cameraTimer !== null) return;
+  const img = $("camera");
+  const next = (delay) => { cameraTimer = setTimeout(() => { img.src = `/camera.jpg?frame=${++cameraFrames}`; }, delay); };
+  img.onload = () => { img.dataset.frames = String(cameraFrames); next(250); };  // about four a second
+  img.onerror = () => next(1000);
+  next(0);
+}
+
+let shownPicture = "";
+function renderPicture(svgText) {  // the server draws it (step_planner/viz/table_svg.py); parsed as SVG, not HTML
+  if (svgText === shownPicture) return;
+  const box = $("picture");
+  const doc = svgText ? new DOMParser().parseFromString(svgText, "image/svg+xml") : null;
+  if (!doc || doc.querySelector("parsererror") || doc.documentElement.localName !== "svg") {
+    if (!svgText) box.replaceChildren(el("p", "muted", "no picture of the table yet"));
+    return;
+  }
+  for (const bad of doc.querySelectorAll("script, foreignObject")) bad.remove();
+  box.replaceChildren(document.importNode(doc.documentElement, true));
+  shownPicture = svgText;
 }
 
 function renderDialogue(dialogue) {  // each exchange: what was asked, the reply, and whatever else it carries
@@ -169,6 +210,7 @@ function render() {
   const busy = s.goal && s.goal.status !== "ended";
   $("send").disabled = !!busy;
   $("cancel").disabled = !busy;
+  document.body.classList.toggle("running", !!busy);
   const goalText = (s.waiting || {}).goal_confirmation || "";
   $("confirm").hidden = !goalText;
   if (goalText && goalText !== shownConfirm) {  // a new goal to confirm: show it, offer its facts to correct
@@ -191,7 +233,9 @@ function render() {
   renderGoal(s);
   renderTree(s.tree);
   renderDialogue(s.dialogue);
-  renderOutcome(s.result);
+  renderOutcome(s.result, s.words && s.words.outcome);
+  renderPicture(s.picture || "");
+  renderCamera(s.camera);
   const log = $("log");
   log.replaceChildren(...s.log.map((line) => el("li", "", line)));
   log.scrollTop = log.scrollHeight;
