@@ -221,7 +221,8 @@ def test_in_process_overrides_are_checked_and_moveits_pass_on_the_moveit_backend
     import rclpy
     from moveit_support import moveit_parameters
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent / "moveit_standin"))  # moveit_py's stand-in: the node checks the backend's modules at start
+    # moveit_py's stand-in: the node checks the backend's modules at start
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent / "moveit_standin"))
     from rclpy.parameter import Parameter
 
     from step_planner.ros.node import StepPlannerNode
