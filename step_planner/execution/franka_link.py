@@ -63,6 +63,7 @@ class FrankaLink:
         self._arm: tuple[float, ...] | None = None  # the arm's last positions and velocities on joint_states
         self._moved_at = 0.0  # time.monotonic() of the last joint state whose arm values differed from the one before
         self._positions: dict[str, float] = {}
+        self._joints_at = 0.0  # time.monotonic() of the last arm joint state
         self._recovery = ActionClient(node, ErrorRecovery, names.error_recovery)
         node.create_subscription(FrankaRobotState, names.robot_state, self._on_state, 10)
         node.create_subscription(JointState, joint_states, self._on_joints, 10)
@@ -87,6 +88,7 @@ class FrankaLink:
             if self._arm is not None and values != self._arm:
                 self._moved_at = time.monotonic()
             self._arm = values
+            self._joints_at = time.monotonic()
             self._positions = dict(zip(self.arm_joints, position, strict=True))
 
     def joints_moved_since(self, since: float) -> bool:
@@ -116,11 +118,20 @@ class FrankaLink:
         return ManagerState({c.name: c.state.label for c in components}, {c.name: c.state for c in controllers})
 
     def check(self, limits: tuple[Sequence[str], Sequence[float], Sequence[float]] | None = None) -> Stop | None:
-        """Ask the controller manager now; the stop (kept in ``stop``) or None."""
+        """Ask the controller manager now; the stop (kept in ``stop``) or None. The positions a limit reflex is inferred
+        from are those of a joint state received after the answer (the last one sent before the stop may still be on
+        its way)."""
+        state = self.manager()
+        asked = time.monotonic()
+        deadline = asked + 0.2
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self._joints_at > asked:
+                    break
+            time.sleep(POLL_S)
         with self._lock:
             errors, positions = self._errors, dict(self._positions)
-        self.stop = assess(self.manager(), self.names.hardware_component, self.names.controllers, errors, positions,
-                           limits)
+        self.stop = assess(state, self.names.hardware_component, self.names.controllers, errors, positions, limits)
         return self.stop
 
     def set_component_active(self, name: str) -> tuple[bool, str]:

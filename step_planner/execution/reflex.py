@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 ACTIVE = "active"
 ROBOT_MODE_REFLEX = 4  # franka_msgs/msg/FrankaRobotState ROBOT_MODE_REFLEX
 LIMIT_REFLEX = "joint_position_limits_violation"
-AT_LIMIT = 0.005  # rad: a joint this close to (or past) a position limit is taken to have tripped it
+# rad: a joint this close to (or past) a position limit is taken to have tripped it. The arm's last joint state before
+# the reflex is what joint_state_publisher keeps repeating; it may be a sample before the crossing (at 1 kHz on the
+# FR3, 10 ms at the MuJoCo robot's 100 Hz: up to ~0.02 rad at its speeds).
+AT_LIMIT = 0.02
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,8 @@ class MujocoRobotNode(Node):
     Services:
         ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home (a repeated request_id
             is answered from the first load)
-        ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests)
+        ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests); with
+            robot:=fr3 also kind "reflex", target a libfranka error name: the next arm goal stops with that reflex
     FR3 (robot_boundary.yaml franka_hardware): franka_ros2's controller manager after a reflex and its recovery
     (step_planner/ros/controller_manager_server.py): /controller_manager/{list_controllers, list_hardware_components,
     set_hardware_component_state, switch_controller} (controller_manager_msgs), /action_server/error_recovery

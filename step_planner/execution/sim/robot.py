@@ -49,7 +49,12 @@ from step_planner.execution.sim.scene_info import SceneInfo
 from step_planner.execution.sim.servo import Servo, ServoSpec
 
 SETTLE_S = 0.5  # objects come to rest after a (re)load, before the controllers start
-FAULTS = ("slip", "miss_place", "drawer_short")
+FAULTS = ("slip", "miss_place", "drawer_short", "reflex")
+# reflex faults (FR3 with a controller manager): libfranka's reflex errors (include/franka/errors.h) one may inject
+REFLEXES = ("joint_position_limits_violation", "cartesian_position_limits_violation",
+            "self_collision_avoidance_violation", "joint_velocity_violation", "cartesian_velocity_violation",
+            "force_control_safety_violation", "joint_reflex", "cartesian_reflex", "power_limit_violation")
+REFLEX_AFTER_S = 0.2  # an injected reflex trips this far into the next arm goal
 MISS_PLACE_OFFSET = 0.12  # m, sideways: where a missed place puts the object
 RETRIP = 0.01  # rad: a joint already past its limit when its controller came back trips again this much further out
 DRAWER_SHORT = 0.04  # m: how far from closed a drawer with that fault stops
@@ -291,6 +296,13 @@ class SimRobot:
         with self.lock:
             if kind not in FAULTS:
                 return f"unknown fault {kind!r}; one of {', '.join(FAULTS)}"
+            if kind == "reflex":  # the next arm goal stops with this reflex, as franka_hardware meets it
+                if self.cm is None:
+                    return "reflex: this robot has no controller manager (robot:=fr3 has)"
+                if target not in REFLEXES:
+                    return f"reflex: unknown reflex {target!r}; one of {', '.join(REFLEXES)}"
+                self.faults[kind] = target
+                return None
             known = self.info.drawers if kind == "drawer_short" else self.info.objects
             if target not in known:
                 return f"{kind}: no {'drawer' if kind == 'drawer_short' else 'object'} {target!r} in this scene"
@@ -304,6 +316,16 @@ class SimRobot:
 
     def _faults_step(self) -> None:
         """Under the lock, before a physics step: make an armed fault happen when its moment comes."""
+        target = self.faults.get("reflex")
+        if target is not None and self.arm.active is not None and self.arm.active.since_start > REFLEX_AFTER_S:
+            del self.faults["reflex"]
+            self.faults_done.append(f"reflex {target}")
+            q = self._arm_q()[0]
+            self.reflex = f"libfranka: Control exception: {target} (injected)"
+            self.arm.deactivate(q)
+            assert self.cm is not None
+            self.cm.reflex({target}, "injected by ~/inject_fault")
+            return
         held = perc.held_object(self.model, self.data, self.index, self.info)
         target = self.faults.get("slip")
         if target is not None and held == target and self.arm.active is not None:
