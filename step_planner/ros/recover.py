@@ -27,6 +27,7 @@ def main_recover(argv: list[str] | None = None) -> int:
     """0 when the node recovered the robot (or found nothing to recover), 1 when it could not, 2 when no node
     answered."""
     import rclpy
+    from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
     from std_srvs.srv import Trigger
 
@@ -35,6 +36,8 @@ def main_recover(argv: list[str] | None = None) -> int:
     rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("step_planner_recover", context=context)
     name = f"{args.node.rstrip('/')}/recover"
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
     try:
         client = node.create_client(Trigger, name)
         if not client.wait_for_service(timeout_sec=args.wait):
@@ -44,7 +47,7 @@ def main_recover(argv: list[str] | None = None) -> int:
         future = client.call_async(Trigger.Request())
         deadline = time.monotonic() + RECOVER_TIMEOUT_S
         while not future.done() and time.monotonic() < deadline:
-            rclpy.spin_once(node, timeout_sec=0.05)
+            executor.spin_once(timeout_sec=0.05)
         if not future.done():
             print(f"step-planner recover: {name} did not answer within {RECOVER_TIMEOUT_S:.0f} s", file=sys.stderr)
             return 2
@@ -55,5 +58,6 @@ def main_recover(argv: list[str] | None = None) -> int:
         print("step-planner recover: interrupted (the node may still be recovering; see its log)", file=sys.stderr)
         return 130
     finally:
+        executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
