@@ -203,3 +203,22 @@ def test_only_loaded_controllers_are_activated():
     robot.cm.reflex({LIMIT_REFLEX})
     report = recover(robot.steps(), HW, WATCHED, clock=robot.clock, sleep=lambda s: None)
     assert report.ok and "activated joint_state_broadcaster, fr3_arm_controller" in report.message
+
+
+def test_best_effort_starts_what_it_can_and_recovery_names_what_stayed_inactive():
+    """BEST_EFFORT (what the client sends: a request asked twice is harmless) activates the broadcasters of a robot
+    whose error was not cleared, not the arm controller; recovery then fails naming it, without waiting."""
+    from step_planner.execution.sim.controller_manager_emulation import BEST_EFFORT
+
+    cm = emulation()
+    cm.reflex({LIMIT_REFLEX})
+    cm.set_hardware_state(HW, STATE_IDS[ACTIVE])
+    ok, message = cm.switch(list(WATCHED), [], BEST_EFFORT)
+    assert ok and "Reflex" in message and cm.active("joint_state_broadcaster") and not cm.active("fr3_arm_controller")
+    robot = Robot()
+    robot.cm.reflex({LIMIT_REFLEX})
+    steps = robot.steps()
+    steps.error_recovery = lambda: (True, "pretended")  # the error stays: the arm controller cannot start
+    steps.switch = lambda names: robot.cm.switch(names, [], BEST_EFFORT)
+    report = recover(steps, HW, WATCHED, timeout_s=60.0, clock=robot.clock, sleep=lambda s: None)
+    assert not report.ok and report.problem.startswith("switch_controller could not activate fr3_arm_controller: ")

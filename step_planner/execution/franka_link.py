@@ -41,7 +41,10 @@ from step_planner.execution.spin_thread import on_spin_thread
 
 ERROR_NAMES = tuple(Errors.get_fields_and_field_types())
 POLL_S = 0.005
-CallService = Callable[[Any, str, Any, float], Any]  # (type, name, request, timeout) -> response, raises on none
+# (type, name, request, timeout) -> response, raising when none comes. Every request below is safe to send twice
+# (listing; a component set active again; BEST_EFFORT activation of an active controller is no error), so the caller
+# may ask again when an answer is lost.
+CallService = Callable[[Any, str, Any, float], Any]
 
 
 def error_names(msg: Errors) -> tuple[str, ...]:
@@ -142,8 +145,10 @@ class FrankaLink:
         return bool(response.ok), response.state.label or str(response.state.id)
 
     def switch(self, activate: list[str]) -> tuple[bool, str]:
+        # BEST_EFFORT: a controller already active is no error (SwitchController.srv), so a request asked twice is
+        # harmless; whether they all came up is checked on list_controllers afterwards (reflex.recover)
         request = SwitchController.Request(activate_controllers=list(activate),
-                                           strictness=SwitchController.Request.STRICT)
+                                           strictness=SwitchController.Request.BEST_EFFORT)
         response = self._call(SwitchController, f"{self.names.controller_manager}/switch_controller", request,
                               self.timeout_s)
         return bool(response.ok), response.message

@@ -162,7 +162,11 @@ def recover(steps: RecoverySteps, component: str, controllers: Sequence[str], ti
     if activate:
         ok, text = steps.switch(activate)
         if not ok:
-            report.problem = f"switch_controller could not activate {', '.join(activate)}: {text}"
+            left = activate
+        else:  # a message with ok (BEST_EFFORT): some may not have come up
+            left = [c for c in activate if steps.manager().controllers.get(c) != ACTIVE] if text else []
+        if not ok or left:
+            report.problem = f"switch_controller could not activate {', '.join(left)}: {text}"
             return report
     report.steps.append(f"activated {', '.join(activate)}" if activate else "the controllers were active")
     deadline = switched_at + timeout_s

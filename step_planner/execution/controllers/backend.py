@@ -94,8 +94,10 @@ class ControllersExecutor(MotionStackExecutor):
         link = getattr(connection, "franka_link", None)
         if link is None:
             link = FrankaLink(connection.node, connection._executor,
-                              lambda kind, name, request, timeout: connection.call_service(kind, name, request,
-                                                                                           timeout),
+                              # every request it makes may be asked twice (see FrankaLink): an answer lost to a
+                              # new client's discovery race is asked for again (call_service)
+                              lambda kind, name, request, timeout: connection.call_service(
+                                  kind, name, request, timeout, resend_s=SERVICE_RESEND_S),
                               self.config.franka_hardware, self.config.joint_states, self.config.arm.joints)
             connection.franka_link = link
         return link

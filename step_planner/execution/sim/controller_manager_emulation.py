@@ -127,7 +127,8 @@ class ControllerManagerEmulation:
         controller whose hardware component is not active cannot be activated, its interfaces being unavailable
         (CM:4364-4410); a commanding controller cannot start a motion while the robot's errors are not cleared
         (franka_hardware starts libfranka's control in perform_command_mode_switch, FHI:423-502; libfranka refuses a
-        motion in reflex mode -- modelled as a refused switch)."""
+        motion in reflex mode -- modelled as a refused activation). STRICT: any refusal fails the whole switch;
+        BEST_EFFORT: the others are activated, and it fails only when none could be (SwitchController.srv)."""
         activate, deactivate = list(activate), list(deactivate)
         unknown = [n for n in activate + deactivate if n not in self.controllers]
         if unknown and strictness == STRICT:
@@ -135,22 +136,27 @@ class ControllerManagerEmulation:
         for name in deactivate:
             if name in self.controllers:
                 self.controllers[name].state = INACTIVE
-        problems = []
+        problems, refused = [], set()
         for name in activate:
             entry = self.controllers.get(name)
             if entry is None or entry.state == ACTIVE:
                 continue
+            refused.add(name)
             if self.hardware_state != ACTIVE:
                 problems.append(f"Unable to activate controller '{name}' since the interfaces of hardware component "
                                 f"'{self.hardware}' are not available (it is {self.hardware_state}).")
             elif entry.commands and self.current_errors:
                 problems.append(f"Unable to activate controller '{name}': libfranka: Move command rejected: command "
                                 f"not possible in the current mode (\"Reflex\")")
-        if problems:
+            else:
+                refused.discard(name)
+        if problems and strictness == STRICT:
             return False, " ".join(problems)
-        for name in activate:
-            if name in self.controllers:
-                self.controllers[name].state = ACTIVE
+        startable = [n for n in activate if n in self.controllers and n not in refused]
+        for name in startable:
+            self.controllers[name].state = ACTIVE
+        if problems:
+            return bool(startable), " ".join(problems)
         return True, "" if activate or deactivate else "After checking the controllers, no controllers need to be " \
             "activated or deactivated."
 
