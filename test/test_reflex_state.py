@@ -127,7 +127,10 @@ def test_a_controller_still_active_on_an_unconfigured_component_is_a_stop_too():
     state = ManagerState({HW: UNCONFIGURED}, {name: ACTIVE for name in WATCHED})
     stop = assess(state, HW, WATCHED)
     assert stop is not None and stop.inactive == () and "FrankaHardwareInterface unconfigured" in stop.message()
-    assert assess(ManagerState({}, {n: ACTIVE for n in WATCHED}), HW, WATCHED).component_state == ""
+    # no component of that name (a simulator's system): the controllers alone decide
+    assert assess(ManagerState({"GazeboSimSystem": ACTIVE}, {n: ACTIVE for n in WATCHED}), HW, WATCHED) is None
+    stop = assess(ManagerState({}, {**{n: ACTIVE for n in WATCHED}, "fr3_arm_controller": INACTIVE}), HW, WATCHED)
+    assert stop is not None and "FrankaHardwareInterface not listed" in stop.message()
 
 
 # ---- recovery ------------------------------------------------------------------------------------------------

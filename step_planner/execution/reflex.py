@@ -71,12 +71,13 @@ class Stop:
 def assess(state: ManagerState, component: str, watched: Sequence[str], errors: RobotErrors | None = None,
            positions: dict[str, float] | None = None, limits: tuple[Sequence[str], Sequence[float],
                                                                    Sequence[float]] | None = None) -> Stop | None:
-    """The stop the controller manager's answer shows, or None when ``component`` is active and every ``watched``
-    controller it lists is active. ``errors``: the broadcaster's last state; ``positions`` (by controller joint name)
+    """The stop the controller manager's answer shows, or None when ``component`` is active (or not listed) and every
+    ``watched`` controller it lists is active. ``errors``: the broadcaster's last state; ``positions`` (by controller joint name)
     and ``limits`` (joint names, lower, upper): to infer a limit reflex when the broadcaster says nothing."""
     component_state = state.components.get(component, "")
     inactive = tuple(name for name in watched if name in state.controllers and state.controllers[name] != ACTIVE)
-    if component_state == ACTIVE and not inactive:
+    # a component of another name (a simulator's system) is not franka_hardware: the controllers alone decide
+    if component_state in (ACTIVE, "") and not inactive:
         return None
     names, how = reflex_names(errors, positions, limits)
     return Stop(component, component_state, inactive, names, how)
