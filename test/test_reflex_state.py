@@ -225,3 +225,31 @@ def test_best_effort_starts_what_it_can_and_recovery_names_what_stayed_inactive(
     steps.switch = lambda names: robot.cm.switch(names, [], BEST_EFFORT)
     report = recover(steps, HW, WATCHED, timeout_s=60.0, clock=robot.clock, sleep=lambda s: None)
     assert not report.ok and report.problem.startswith("switch_controller could not activate fr3_arm_controller: ")
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"controller_manager": "controller_manager"}, "absolute ROS name"),
+    ({"hardware_component": ""}, "hardware_component"),
+    ({"hardware_component": "a/b"}, "hardware_component"),
+    ({"controllers": []}, "controllers must list"),
+    ({"controllers": "fr3_arm_controller"}, "controllers must list"),
+    ({"error_recovery": None}, "error_recovery"),
+    ({"robot_state": 3}, "robot_state"),
+    ({"surprise": 1}, "unknown keys"),
+])
+def test_a_malformed_franka_hardware_entry_is_refused_naming_the_key(change, words):
+    import yaml
+
+    from step_planner.execution.controllers.config import BoundaryConfig, BoundaryConfigError
+    from step_planner.resources import config_path
+
+    data = yaml.safe_load(config_path("robot_boundary.yaml").read_text())
+    entry = data["robots"]["fr3"]["franka_hardware"]
+    data["robots"]["fr3"]["franka_hardware"] = {**entry, **change}
+    with pytest.raises(BoundaryConfigError, match="franka_hardware") as caught:
+        BoundaryConfig.from_dict(data, "fr3")
+    assert words in str(caught.value)
+    assert BoundaryConfig.from_dict(data | {"robots": {**data["robots"], "fr3": {
+        **data["robots"]["fr3"], "franka_hardware": entry}}}, "fr3").franka_hardware.controllers[-1] \
+        == "fr3_arm_controller"
+    assert BoundaryConfig.from_dict(data, "panda").franka_hardware is None  # the Panda has none
