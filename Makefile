@@ -50,7 +50,7 @@ IFACE_STAMP := $(VENV)/.step_planner-interfaces.stamp
 IFACE_SRC := $(shell find step_planner_interfaces -type f 2>/dev/null)
 # Test-only rebuilds of upstream Jazzy interface packages (the venv stands in for /opt/ros/jazzy, where the real
 # ones live on a robot). Into the venv only, never into the colcon workspace; one stamp each.
-TEST_IFACES := control_msgs franka_msgs tf2_msgs
+TEST_IFACES := control_msgs franka_msgs tf2_msgs controller_manager_msgs
 TEST_IFACE_STAMPS := $(foreach p,$(TEST_IFACES),$(VENV)/.step_planner-test-$(p).stamp)
 WS ?= $(BUILD_DIR)/colcon_ws
 WS_STAMP := $(WS)/.step_planner-built.stamp
@@ -114,6 +114,7 @@ $(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) s
 $(VENV)/.step_planner-test-control_msgs.stamp: | $(IFACE_STAMP)
 $(VENV)/.step_planner-test-franka_msgs.stamp: | $(VENV)/.step_planner-test-control_msgs.stamp
 $(VENV)/.step_planner-test-tf2_msgs.stamp: | $(VENV)/.step_planner-test-franka_msgs.stamp
+$(VENV)/.step_planner-test-controller_manager_msgs.stamp: | $(VENV)/.step_planner-test-tf2_msgs.stamp
 
 # The README's workspace, built by colcon from a copy of this checkout (test/test_colcon_install.py
 # runs the node from it). Rebuilt only when a file that goes into it changes.

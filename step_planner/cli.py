@@ -8,6 +8,7 @@
     step-planner replan EPISODE
     step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
+    step-planner recover                            (ROS 2: bring the FR3 back after a reflex, through the node)
     step-planner hmi                                (ROS 2: a web page to send, watch, answer and cancel a goal)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
@@ -290,6 +291,7 @@ DELEGATED = {
     "record-answers": ("step_planner.bench.offline_answers", "main"),
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),
+    "recover": ("step_planner.ros.recover", "main_recover"),
     "watch": ("step_planner.ros.watch", "main_watch"),
     "hmi": ("step_planner.hmi.main", "main_hmi"),
     "node": ("step_planner.ros.node", "main_node"),

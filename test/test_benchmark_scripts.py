@@ -138,6 +138,12 @@ def test_controllers_cancel_two_runs():
     assert "primitives CANCELED" in out and "rad/s on /joint_states" in out
 
 
+def test_reflex_recovery_one_run():
+    pytest.importorskip("mujoco")
+    out = run("benchmarks/reflex_recovery.py", "--runs", "1", "--realtime-factor", "3", timeout=300)
+    assert "NOT an LLM" in out and "| recovered (three steps" in out and "failures: 0" in out
+
+
 def test_perception_noise_one_task_one_level():
     pytest.importorskip("mujoco")
     out = run("benchmarks/perception_noise.py", "--tasks", "ss02_open_drawer", "--levels", "0.005:0.1",

@@ -165,7 +165,9 @@ def test_a_goal_leaving_the_fr3s_limits_trips_the_robots_reflex_and_a_load_recov
     assert outcome.status == "aborted" and outcome.result.error_code == -1
     assert "deactivate" in outcome.result.error_string
     q6 = connection.joints().position["panda_joint6"]
-    assert 0.5445 - 0.05 < q6 < 0.5445  # stopped where it left the limits, not at 0.3
+    # /joint_states repeats joint_state_broadcaster's last sample, just before the crossing (joint_state_publisher
+    # keeps republishing it while the broadcaster is inactive, test/test_fr3_reflex.py), not 0.3
+    assert 0.5445 <= q6 < 0.5445 + 0.05
     assert connection.run_trajectory(waypoints(time_parameterize(np.array([HOME_Q, HOME_Q]), 0.002), 0.02)).status \
         == "rejected"  # an inactive controller rejects every goal
     load_world(connection, drawer_world())  # the stand-in for ~/error_recovery and reactivating the controller

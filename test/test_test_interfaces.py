@@ -12,7 +12,10 @@ read from the generated ``<Type>.json`` files:
   (FollowJointTrajectory, GripperCommand and JointTolerance also agree with shared/notes/robot-interfaces.md);
 - franka_msgs: frankarobotics/franka_ros2, branch jazzy (franka_msgs 3.4.0), commit
   29cb85a677b8f08888a0eb6f553ba89666ef64f7;
-- tf2_msgs: ros2/geometry2, branch jazzy (tf2_msgs 0.36.4), commit 646342c6164e837d69460e3d28e7a025396544f6.
+- tf2_msgs: ros2/geometry2, branch jazzy (tf2_msgs 0.36.4), commit 646342c6164e837d69460e3d28e7a025396544f6;
+- controller_manager_msgs: ros-controls/ros2_control, branch jazzy (4.46.0), commit
+  9ffbf97fd6798085db22797fed44da59089dc10a (only the rosidl type-description target was built, in /tmp; the
+  Jazzy field set changed in May 2025, 4.30: HardwareInterface.data_type, so an older Jazzy install hashes otherwise).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ pytestmark = pytest.mark.ros
 CONTROL_MSGS = "ros-controls/control_msgs@f901df2662f22a39a06aa04a85a34602c47e3cc0 (jazzy, 5.8.0)"
 FRANKA_MSGS = "frankarobotics/franka_ros2@29cb85a677b8f08888a0eb6f553ba89666ef64f7 (jazzy, franka_msgs 3.4.0)"
 TF2_MSGS = "ros2/geometry2@646342c6164e837d69460e3d28e7a025396544f6 (jazzy, tf2_msgs 0.36.4)"
+CM_MSGS = "ros-controls/ros2_control@9ffbf97fd6798085db22797fed44da59089dc10a (jazzy, controller_manager_msgs 4.46.0)"
 
 # type -> (upstream's RIHS01 hash, where it came from)
 UPSTREAM = {
@@ -53,6 +57,30 @@ UPSTREAM = {
         ("RIHS01_6c5dbf0517672f7127a92796e6a162d096e286c26f88c96177cb4c5448dfc5f5", FRANKA_MSGS),
     "franka_msgs/msg/GraspEpsilon":
         ("RIHS01_387fda91ae7324c144958fa617e7d5dc21f99d6b054b141b073ead3d082f46d3", FRANKA_MSGS),
+    "franka_msgs/msg/FrankaRobotState":
+        ("RIHS01_fd225b337bab54d06047858c866442b98e3a882a4717cefc6ddd783fcbf17332", FRANKA_MSGS),
+    "franka_msgs/msg/Errors":
+        ("RIHS01_eaf7a9752f64efac239306101020545cebebff8b5130875d95bf0ed4d8bb774d", FRANKA_MSGS),
+    "franka_msgs/msg/Elbow":
+        ("RIHS01_f54141b92a05447bfa2f993ac28c289b477358a3d543ad099e1a34c10d70d9bb", FRANKA_MSGS),
+    "franka_msgs/msg/CollisionIndicators":
+        ("RIHS01_17d02113f0e8ec3768433baafd4f27fe5eaacf95d6c21f591bf3473e541e0840", FRANKA_MSGS),
+    "controller_manager_msgs/msg/ChainConnection":
+        ("RIHS01_2daecd1da4b171f48b291c79747657a651eb1ab8821b68e38b1c88c736bba91c", CM_MSGS),
+    "controller_manager_msgs/msg/ControllerState":
+        ("RIHS01_9a8780ab9814b6032978a07c6c7033cf1a7894ac8d948a6fb72afea07b04cc83", CM_MSGS),
+    "controller_manager_msgs/msg/HardwareComponentState":
+        ("RIHS01_8723f76b60e3ea54920065e3e777d93c68b76fc12839ad6a6ca4e0a6439b384c", CM_MSGS),
+    "controller_manager_msgs/msg/HardwareInterface":
+        ("RIHS01_b4c556991db81ca56a49338b5e8f0675a6707faee54fba161d2bbd4d963d418a", CM_MSGS),
+    "controller_manager_msgs/srv/ListControllers":
+        ("RIHS01_4f8e36bb1fa5afdeba45c2d56ae6a2097b1493a253f961dd6290c085033bd189", CM_MSGS),
+    "controller_manager_msgs/srv/ListHardwareComponents":
+        ("RIHS01_2ff105e609928671af16413362c0fdd089e1dd50c5a49d830db603ba8e4439c8", CM_MSGS),
+    "controller_manager_msgs/srv/SetHardwareComponentState":
+        ("RIHS01_940b15846ed3e1fb561ab45edf77a992b811fd59c574f45d5205a84a0deb2f65", CM_MSGS),
+    "controller_manager_msgs/srv/SwitchController":
+        ("RIHS01_d4ad10aa5da7808bc522d55d4123d8ef79de73d049d165639d7663ac37cc9895", CM_MSGS),
     "tf2_msgs/msg/TFMessage":
         ("RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087", TF2_MSGS),
 }
@@ -63,7 +91,7 @@ UPSTREAM_FEEDBACK = {
     "control_msgs/action/GripperCommand": "RIHS01_392ff03fcd872f9dc2405cbeb2897fcf011ad9998458b6aa85c603b8a49e431d",
     "franka_msgs/action/Grasp": "RIHS01_7b7a00a66aed431831ac3b2fda6e165401a3f9789c4f9dbdd2092ba75961b603",
 }
-TEST_PACKAGES = ("control_msgs", "franka_msgs", "tf2_msgs")
+TEST_PACKAGES = ("control_msgs", "franka_msgs", "tf2_msgs", "controller_manager_msgs")
 SOURCES = Path(__file__).resolve().parent / "interfaces"
 
 
@@ -105,6 +133,8 @@ def test_the_installed_python_types_come_from_the_venv_build_not_a_stand_in(type
     cls.__class__.__import_type_support__()  # raises for a Python-only stand-in
     if type_name.split("/")[1] == "action":
         assert {"Goal", "Result", "Feedback"} <= set(vars(cls))
+    if type_name.split("/")[1] == "srv":
+        assert {"Request", "Response"} <= set(vars(cls))
 
 
 def test_the_hashes_advertised_on_dds_are_upstreams():
@@ -120,17 +150,21 @@ def test_the_hashes_advertised_on_dds_are_upstreams():
         servers = [ActionServer(node, python_type(t), f"/hash_check/a{i}", lambda handle: None)
                    for i, t in enumerate(UPSTREAM_FEEDBACK)]
         node.create_publisher(python_type("control_msgs/msg/GripperCommand"), "/hash_check/gripper_command", 1)
+        node.create_publisher(python_type("franka_msgs/msg/FrankaRobotState"), "/hash_check/robot_state", 1)
         advertised: dict[str, str] = {}
         deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline and len(advertised) < len(UPSTREAM_FEEDBACK) + 1:
+        while time.monotonic() < deadline and len(advertised) < len(UPSTREAM_FEEDBACK) + 2:
             for i, t in enumerate(UPSTREAM_FEEDBACK):
                 for info in node.get_publishers_info_by_topic(f"/hash_check/a{i}/_action/feedback"):
                     advertised[t] = str(info.topic_type_hash)
             for info in node.get_publishers_info_by_topic("/hash_check/gripper_command"):
                 advertised["control_msgs/msg/GripperCommand"] = str(info.topic_type_hash)
+            for info in node.get_publishers_info_by_topic("/hash_check/robot_state"):
+                advertised["franka_msgs/msg/FrankaRobotState"] = str(info.topic_type_hash)
             time.sleep(0.05)
         assert advertised == {**UPSTREAM_FEEDBACK,
-                              "control_msgs/msg/GripperCommand": UPSTREAM["control_msgs/msg/GripperCommand"][0]}
+                              "control_msgs/msg/GripperCommand": UPSTREAM["control_msgs/msg/GripperCommand"][0],
+                              "franka_msgs/msg/FrankaRobotState": UPSTREAM["franka_msgs/msg/FrankaRobotState"][0]}
         for server in servers:
             server.destroy()
     finally:
@@ -153,6 +187,13 @@ def test_constants_and_defaults_code_relies_on_match_upstream():
         == [1, 2, 3, 4, 5]
     epsilon = GraspEpsilon()
     assert (epsilon.inner, epsilon.outer) == (0.005, 0.005)  # franka_gripper's grasp tolerance when none is set
+    from controller_manager_msgs.srv import SwitchController
+    from franka_msgs.msg import FrankaRobotState
+
+    assert [getattr(SwitchController.Request, n) for n in ("BEST_EFFORT", "STRICT", "AUTO", "FORCE_AUTO")] \
+        == [1, 2, 3, 4]
+    assert [getattr(FrankaRobotState, f"ROBOT_MODE_{n}") for n in (
+        "OTHER", "IDLE", "MOVE", "GUIDING", "REFLEX", "USER_STOPPED", "AUTOMATIC_ERROR_RECOVERY")] == list(range(7))
 
 
 def test_the_test_packages_stay_out_of_the_product_and_the_product_declares_the_real_ones():
@@ -165,7 +206,8 @@ def test_the_test_packages_stay_out_of_the_product_and_the_product_declares_the_
     assert [p.name for p in find_packages(str(root / "test")).values()] == []
     product = parse_package(str(root / "package.xml"))
     product.validate()
-    assert {"control_msgs", "franka_msgs", "tf2_msgs", "trajectory_msgs"} <= {d.name for d in product.exec_depends}
+    assert {"control_msgs", "franka_msgs", "tf2_msgs", "trajectory_msgs", "controller_manager_msgs", "lifecycle_msgs",
+            "std_srvs"} <= {d.name for d in product.exec_depends}
     for pkg in TEST_PACKAGES:
         manifest = parse_package(str(SOURCES / pkg))
         assert manifest.name == pkg and "FOR TESTS ONLY" in manifest.description

@@ -40,7 +40,7 @@ from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.sim.controller_emulation import GoalEnd, GripperParams, TrajectoryParams
 from step_planner.execution.sim.franka_gripper_emulation import FrankaGripperParams
-from step_planner.execution.sim.robot import SimRobot
+from step_planner.execution.sim.robot import JointReading, SimRobot
 from step_planner.execution.sim.servo import ServoSpec, parse_mode
 from step_planner.execution.sim.simulated_perception import PerceptionNoise, SimulatedPerception
 from step_planner.execution.sim.telemetry import BASE_FRAME, Sampler, link_transforms
@@ -49,6 +49,7 @@ from step_planner.ros.request_once import RequestOnce
 from step_planner_interfaces.srv import InjectFault, LoadScene
 
 JTC_TYPE = "joint_trajectory_controller/JointTrajectoryController"
+JSB_TYPE = "joint_state_broadcaster/JointStateBroadcaster"
 GRIPPER_TYPES = ("position_controllers/GripperActionController", "effort_controllers/GripperActionController")
 PARAMETERS: dict[str, tuple[Any, str]] = {
     "scene": ("drawer_desk", "Scene the robot stands in (a name in config/scenes or a YAML path)."),
@@ -147,7 +148,14 @@ class MujocoRobotNode(Node):
     Services:
         ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home (a repeated request_id
             is answered from the first load)
-        ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests)
+        ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests); with
+            robot:=fr3 also kind "reflex", target a libfranka error name: the next arm goal stops with that reflex
+    FR3 (robot_boundary.yaml franka_hardware): franka_ros2's controller manager after a reflex and its recovery
+    (step_planner/ros/controller_manager_server.py): /controller_manager/{list_controllers, list_hardware_components,
+    set_hardware_component_state, switch_controller} (controller_manager_msgs), /action_server/error_recovery
+    (franka_msgs/ErrorRecovery), /franka_robot_state_broadcaster/robot_state (franka_msgs/FrankaRobotState, while
+    that broadcaster is active); /joint_states then repeats the arm's last state while joint_state_broadcaster is
+    inactive, as joint_state_publisher does
     """
 
     def __init__(self, node_name: str = "mujoco_robot", **kwargs: Any) -> None:
@@ -167,12 +175,19 @@ class MujocoRobotNode(Node):
             Path(p["servo_gazebo_description"] or cfg / "gazebo" / "panda_gazebo.urdf.xacro"),
             float(p["servo_position_gain"]))
         world = self._world(p["scene"])
+        cm = None
+        if self.boundary.franka_hardware is not None:  # franka_ros2's controller manager: reflex and recovery
+            from step_planner.ros.controller_manager_server import emulation_from_controllers
+
+            cm = emulation_from_controllers(yaml.safe_load(controllers.read_text()) or {},
+                                            self.boundary.arm.action.strip("/").split("/")[0])
         self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints, servo=servo,
                               finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),
                               realtime_factor=float(p["realtime_factor"]),
                               world_name=p["world_name"] or Path(str(p["scene"])).stem,
                               limit_reflex=(self.boundary.arm.lower, self.boundary.arm.upper)
-                              if self.boundary.arm.limit_reflex else None)
+                              if self.boundary.arm.limit_reflex else None, controller_manager=cm)
+        self._last_arm: JointReading | None = None  # joint_state_publisher's copy of the arm's last joint state
         self._ends: dict[bytes, GoalEnd] = {}
         self._ends_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -207,6 +222,13 @@ class MujocoRobotNode(Node):
                                       execute_callback=self._execute_grip, goal_callback=lambda _: GoalResponse.ACCEPT,
                                       handle_accepted_callback=self._grip_accepted, cancel_callback=self._grip_cancel,
                                       callback_group=group)
+        self._cm_server = None
+        if cm is not None:
+            from step_planner.ros.controller_manager_server import ROBOT_STATE_RATE_HZ, ControllerManagerServer
+
+            self._cm_server = ControllerManagerServer(self, self.robot, self.boundary.franka_hardware,
+                                                      arm.joints, arm.command_interfaces, arm.update_rate, group)
+            self.robot.hooks.append(Sampler(1.0 / ROBOT_STATE_RATE_HZ, self._cm_server.publish_state))
         self._loads = RequestOnce()
         self.create_service(LoadScene, "~/load_scene", self._on_load_scene, callback_group=group)
         self.create_service(InjectFault, "~/inject_fault", self._on_inject_fault, callback_group=group)
@@ -237,7 +259,19 @@ class MujocoRobotNode(Node):
 
     # ---- publishers (on the physics thread, at rates of simulated time) ---------------------------------------
     def _publish_joints(self) -> None:
-        self._joint_pub.publish(m.joint_state_msg(self.robot.joint_state()))
+        """/joint_states as joint_state_publisher merges the arm's (joint_state_broadcaster's) and the hand's
+        (franka_bringup franka.launch.py@29cb85a:121-124): it keeps the last message of each source and republishes
+        it with a fresh stamp at its rate (ros/joint_state_publisher@fb29caa joint_state_publisher.py:432-466,
+        468-536). So while joint_state_broadcaster is inactive (after a reflex) the arm's last positions and
+        velocities go on with new stamps."""
+        reading = self.robot.joint_state()
+        if self.robot.controller_active(JSB_TYPE):
+            self._last_arm = reading
+        elif self._last_arm is not None:
+            n, old = len(self.boundary.arm.joints), self._last_arm
+            reading = JointReading(reading.time, reading.names, old.position[:n] + reading.position[n:],
+                                   old.velocity[:n] + reading.velocity[n:], old.effort[:n] + reading.effort[n:])
+        self._joint_pub.publish(m.joint_state_msg(reading))
 
     def _publish_clock(self) -> None:
         self._clock_pub.publish(Clock(clock=m.stamp(self.robot.time)))

@@ -63,6 +63,7 @@ class StepPlannerNode(Node):
         goal_policy (str, read-only): reject | preempt | queue; max_queue (int, read-only)
         heartbeat_period_s (float, read-only); approval_mode (bool); approval_timeout_s (float)
         confirm_goal (bool): wait for ~/confirm_goal before any motion; person_timeout_s (float)
+        auto_recover (bool): FR3: run ~/recover by itself after a reflex (default false)
         episodes.* (record, folder, max_episodes, max_megabytes, max_age_days): one episode per goal
         episodic.store (str): episodic memory store, when planner.features has episodic_memory
         sim.joint_state_rate_hz, sim.object_pose_rate_hz (float, read-only): backend sim publishers
@@ -102,6 +103,10 @@ class StepPlannerNode(Node):
         ~/approve_step (step_planner_interfaces/ApproveStep): approve or refuse the waiting primitive
         ~/confirm_goal (step_planner_interfaces/ConfirmGoal): accept, correct or refuse the interpreted goal
         ~/answer_question (step_planner_interfaces/AnswerQuestion): answer the model's question
+        ~/recover (std_srvs/Trigger): FR3 after a reflex: franka_ros2's three recovery steps in order (error
+            recovery action, hardware component active, controllers activated), waiting until the controllers are
+            active and the joint states move again; the message says what it did (step-planner recover). Until then
+            every goal is refused, saying why
     """
 
     def __init__(self, node_name: str = "step_planner", **kwargs: Any) -> None:
@@ -171,6 +176,9 @@ class StepPlannerNode(Node):
         self.create_service(ApproveStep, "~/approve_step", self._on_approve, callback_group=goals)
         self.create_service(ConfirmGoal, "~/confirm_goal", self._on_confirm_goal, callback_group=goals)
         self.create_service(AnswerQuestion, "~/answer_question", self._on_answer_question, callback_group=goals)
+        from std_srvs.srv import Trigger
+
+        self.create_service(Trigger, "~/recover", self._on_recover, callback_group=goals)
         self.create_timer(values["heartbeat_period_s"], self._heartbeat, callback_group=self._io)
         llm = "OFFLINE scripted answers" if values["llm.offline"] else \
             f"{values['llm.model']}@{values['llm.base_url'] or 'api.openai.com'}"
@@ -214,6 +222,10 @@ class StepPlannerNode(Node):
                 self.get_logger().warning(f"goal {goal_id} refused: {problem}")
                 goal_handle.abort()
                 return error_result(GoalError.INVALID_GOAL, problem)
+            if not goal.dry_run and (stopped := self._robot_stopped()):
+                self.get_logger().warning(f"goal {goal_id} refused: {stopped}")
+                goal_handle.abort()
+                return error_result(GoalError.EXECUTION_FAILED, stopped)
             admission = self.arbiter.admit(ticket)
             if not admission.admitted:
                 self.get_logger().warning(f"goal {goal_id} refused: {admission.reason}")
@@ -224,6 +236,9 @@ class StepPlannerNode(Node):
                     return self._end(goal_handle, GoalResult(False, GoalError.CANCELED, ticket.cancel_reason))
                 self.get_logger().info(f"goal {goal_id}: {goal.instruction!r}")
                 result = self._run(goal, goal_id, world, ticket, goal_handle)
+                if not goal.dry_run and bool(self.get_parameter("auto_recover").value) \
+                        and (stopped := self._robot_stop_now(refresh=False)):
+                    result.message += f"; auto_recover: {self._recover(stopped)}"
             finally:
                 self.arbiter.finish(ticket)
             if result.error is GoalError.CANCELED:
@@ -339,6 +354,61 @@ class StepPlannerNode(Node):
                 options["fake_hardware"] = bool(self.get_parameter("controllers.fake_hardware").value)
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
+
+    # ---- the FR3's reflex and recovery --------------------------------------------------------------
+    def _robot_stop_now(self, refresh: bool = True) -> str | None:
+        """Why the robot backend's robot is stopped (a reflex), or None; nothing is connected for it."""
+        executor = self._persistent_executor
+        check = getattr(executor, "robot_stop", None)
+        return check(refresh=refresh) if callable(check) else None
+
+    def _robot_stopped(self) -> str | None:
+        """Why a goal cannot run now because the robot is stopped (with auto_recover, after trying ~/recover)."""
+        stopped = self._robot_stop_now()
+        if stopped is None:
+            return None
+        if bool(self.get_parameter("auto_recover").value):
+            report = self._recover(stopped)
+            if (stopped := self._robot_stop_now()) is None:
+                return None
+            return f"{stopped}; auto_recover failed: {report}"
+        return f"{stopped}; recover first: `step-planner recover` (calls {self.get_fully_qualified_name()}/recover)"
+
+    def _recover(self, why: str) -> str:
+        self.get_logger().warning(f"recovering: {why}")
+        report = self._persistent_executor.recover()
+        self._log_recovery(report)
+        return report.message
+
+    def _log_recovery(self, report) -> None:
+        if report.ok:  # rclpy loggers cache one severity per call site: two calls
+            self.get_logger().info(f"~/recover: {report.message}")
+        else:
+            self.get_logger().error(f"~/recover: {report.message}")
+
+    def _on_recover(self, _request, response):
+        """std_srvs/Trigger: recover the FR3 after a reflex (see the class docstring)."""
+        from step_planner.execution.errors import BackendUnavailable
+
+        if self.backend not in ROBOT_BACKENDS:
+            response.success, response.message = False, f"backend {self.backend} drives no robot: nothing to recover"
+            return response
+        running = self.arbiter.running
+        if running is not None:
+            response.success, response.message = False, f"goal {running.goal_id} is running; recover after it ends"
+            return response
+        try:
+            executor = self._persistent()
+        except BackendUnavailable as exc:
+            response.success, response.message = False, f"no robot connection: {exc}"
+            return response
+        if not callable(getattr(executor, "recover", None)):
+            response.success, response.message = False, f"the {self.backend} backend cannot recover a robot"
+            return response
+        report = executor.recover()
+        self._log_recovery(report)
+        response.success, response.message = report.ok, report.message
+        return response
 
     # ---- RViz ---------------------------------------------------------------------------------
     def _show_scene(self, scene: str) -> None:

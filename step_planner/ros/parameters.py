@@ -76,6 +76,10 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("person_timeout_s", 300.0, "How long a goal waits for a person to confirm its goal or answer the "
               "model's question (~/answer_question) before it ends GOAL_NOT_CONFIRMED or CLARIFICATION_NEEDED.",
               1.0, 86400.0),
+    ParamSpec("auto_recover", False, "FR3 (a robot_boundary.yaml entry with franka_hardware): after a reflex stopped "
+              "the robot, run ~/recover (franka_ros2's three recovery steps) by itself when the goal ends and before "
+              "the next one. Off: a person looks at why it stopped first, then calls ~/recover (step-planner "
+              "recover)."),
     ParamSpec("episodes.record", True, "Record every goal that runs as an episode (MCAP bag + summary.json: "
               "tree revisions, LLM exchanges without headers or key, primitives, result)."),
     ParamSpec("episodes.folder", "", "Episode folder; empty = $STEP_PLANNER_EPISODES or ~/.step_planner/episodes."),

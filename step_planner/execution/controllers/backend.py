@@ -20,7 +20,7 @@ import numpy as np
 from step_planner.domain import perceived_facts as facts
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
-from step_planner.execution.base import Outcome
+from step_planner.execution.base import ExecCode, Outcome
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.connection import SERVICE_RESEND_S, RobotConnection, RobotUnavailable
 from step_planner.execution.controllers.port import RemoteController
@@ -74,6 +74,14 @@ class RobotLost(RuntimeError):
     """The robot stopped answering (its joint states stopped); the message says since when and what."""
 
 
+class RobotStopped(RuntimeError):
+    """A reflex stopped the robot (franka_hardware deactivated itself and its controllers); the message names it and
+    how to recover."""
+
+
+RECOVER_HINT = "recover with `step-planner recover` (the node's ~/recover), after looking at why it stopped"
+
+
 class ControllersExecutor(MotionStackExecutor):
     """``Executor`` through FollowJointTrajectory and GripperCommand (see module doc).
 
@@ -99,6 +107,7 @@ class ControllersExecutor(MotionStackExecutor):
         self.ik.restrict(*self.limits)
         self._executing = threading.Lock()
         self.start_note = ""  # what the backend said at start (fake hardware: homing and the width check)
+        self.franka = self._franka_link() if config.franka_hardware is not None else None
         try:
             if fake_hardware and config.gripper.server == "franka_gripper":
                 self.start_note = fake_hardware_hand(self.connection, config.timeouts.server_wait_s)
@@ -109,6 +118,56 @@ class ControllersExecutor(MotionStackExecutor):
         except BaseException:
             self.close()
             raise
+
+    def _franka_link(self):
+        """The FR3's controller manager and error recovery (execution/franka_link.py), one per connection."""
+        from step_planner.execution.franka_link import FrankaLink
+
+        connection = self.connection
+        link = getattr(connection, "franka_link", None)
+        if link is None:
+            link = FrankaLink(connection.node, connection._executor,
+                              # every request it makes may be asked twice (see FrankaLink): an answer lost to a
+                              # new client's discovery race is asked for again (call_service)
+                              lambda kind, name, request, timeout: connection.call_service(
+                                  kind, name, request, timeout, resend_s=SERVICE_RESEND_S),
+                              self.config.franka_hardware, self.config.joint_states, self.config.arm.joints)
+            connection.franka_link = link
+        return link
+
+    def robot_stop(self, refresh: bool = False) -> str | None:
+        """Why the robot is stopped (a reflex: its hardware component or controllers not active), or None. The answer
+        is the one found when a motion failed or at the last ``refresh`` (which asks the controller manager now)."""
+        if self.franka is None:
+            return None
+        if refresh:
+            try:
+                self.franka.check((self.config.arm.joints, self.config.arm.lower, self.config.arm.upper)
+                                  if self.config.arm.lower else None)
+            except RobotUnavailable as exc:
+                return f"the {self.config.robot}'s controller manager does not answer: {exc}"
+        return self.franka.stop.message(self.config.robot.upper()) if self.franka.stop is not None else None
+
+    def _stopped_after_motion(self) -> str | None:
+        """Asked by the remote controller when a goal of the arm did not succeed."""
+        return self.robot_stop(refresh=True)
+
+    def recover(self):
+        """Upstream's three recovery steps (franka_link.FrankaLink.recover); the mirror is brought up to date after."""
+        from step_planner.execution.reflex import RecoveryReport
+
+        if self.franka is None:
+            return RecoveryReport(False, problem=f"the {self.config.robot} entry of robot_boundary.yaml has no "
+                                                 "franka_hardware: nothing to recover through")
+        with self._executing:
+            try:
+                report = self.franka.recover()
+            except RobotUnavailable as exc:
+                return RecoveryReport(False, problem=str(exc))
+            if report.ok:
+                self.controller.lost = None
+                self.controller.sync(fresh=True)
+            return report
 
     def _home_gripper(self) -> None:
         """Home franka_gripper once per connection, as the MoveIt backend does at start-up: the width it then reports
@@ -135,6 +194,9 @@ class ControllersExecutor(MotionStackExecutor):
         self.index.lower, self.index.upper = self.limits[0].copy(), self.limits[1].copy()
         self.connection.wait_ready()
         self.controller = RemoteController(self.connection, self.model, self.data, self.index, self.info)
+        if self.franka is not None:
+            self.controller.robot_stopped = self._stopped_after_motion
+            self.robot_stop(refresh=True)
         self.controller.sync(fresh=True)
         self._openings = perc.drawer_openings(self.data, self.info)
         self.checker = CollisionChecker(self.model, self.index)
@@ -152,6 +214,8 @@ class ControllersExecutor(MotionStackExecutor):
             raise RobotUnavailable(f"{self.load_scene}: {response.message}")
 
     def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
+        if self.franka is not None and self.franka.stop is not None and (why := self.robot_stop(refresh=True)):
+            return Outcome(ExecCode.BACKEND_ERROR, f"not run: {why}; {RECOVER_HINT}")
         with self._executing:
             self.controller.sync(fresh=True)
             return super().execute(call, cancel)
@@ -164,6 +228,8 @@ class ControllersExecutor(MotionStackExecutor):
         why = self.connection.lost() or self.controller.still_lost()
         if why is not None:
             raise RobotLost(f"{why} (arm: {self.config.arm.action}, gripper: {self.config.gripper.action})")
+        if (stopped := self.robot_stop()) is not None:
+            raise RobotStopped(f"{stopped}; {RECOVER_HINT}")
         if self._executing.acquire(blocking=False):  # between primitives: bring the mirror up to date
             try:
                 self.controller.sync(fresh=True)

@@ -77,6 +77,18 @@ class GripperBoundary:
 
 
 @dataclass(frozen=True)
+class FrankaHardwareBoundary:
+    """franka_ros2's ros2_control on the FR3: where a client learns that a reflex stopped the robot and how it
+    recovers (franka_ros2@29cb85a franka_hardware/doc/index.rst:73-160)."""
+
+    controller_manager: str  # the controller manager's node: its ~/list_controllers, ~/switch_controller, ...
+    hardware_component: str  # franka_hardware's component name (FrankaHardwareInterface, or <prefix>_...)
+    error_recovery: str  # franka_msgs/action/ErrorRecovery (libfranka's automaticErrorRecovery)
+    robot_state: str  # franka_robot_state_broadcaster's franka_msgs/msg/FrankaRobotState topic
+    controllers: tuple[str, ...]  # activated again by the third recovery step (those loaded)
+
+
+@dataclass(frozen=True)
 class TrajectorySettings:
     point_period_s: float = 0.02
     path_tolerance: float = 0.1
@@ -107,6 +119,7 @@ class BoundaryConfig:
     timeouts: Timeouts
     stop_within_s: float = 0.0  # plan no joint faster than it stops in this long at stop_deceleration (0: no cap)
     joint_limit_margin: float = 0.0  # rad: plans stay this far inside the position limits
+    franka_hardware: FrankaHardwareBoundary | None = None  # the FR3's ros2_control (reflex, recovery); None: none
 
     def planning_limits(self, model_lower: np.ndarray, model_upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The joint ranges every plan stays within: the robot's limits less the margin, inside the model's own."""
@@ -197,7 +210,31 @@ class BoundaryConfig:
             trajectory=TrajectorySettings(**{k: _positive(trajectory, k, f"{source}: trajectory", high=10.0)
                                              for k in trajectory}),
             timeouts=Timeouts(**{k: _positive(timeouts, k, f"{source}: timeouts") for k in timeouts}),
+            franka_hardware=_franka_hardware(entry.get("franka_hardware"), f"{where}.franka_hardware"),
         )
+
+
+def _franka_hardware(value: Any, where: str) -> FrankaHardwareBoundary | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BoundaryConfigError(f"{where} must be a mapping, got {value!r}")
+    unknown = set(value) - set(FrankaHardwareBoundary.__dataclass_fields__)
+    if unknown:
+        raise BoundaryConfigError(f"{where}: unknown keys {sorted(unknown)}")
+    component, controllers = value.get("hardware_component"), value.get("controllers")
+    if not isinstance(component, str) or not component or "/" in component:
+        raise BoundaryConfigError(f"{where}.hardware_component must be a component name such as "
+                                  f"FrankaHardwareInterface, got {component!r}")
+    if not isinstance(controllers, list) or not controllers or not all(isinstance(c, str) and c for c in controllers):
+        raise BoundaryConfigError(f"{where}.controllers must list the controllers to activate again, got "
+                                  f"{controllers!r}")
+    return FrankaHardwareBoundary(
+        controller_manager=_topic(value.get("controller_manager"), "controller_manager", where),
+        hardware_component=component,
+        error_recovery=_topic(value.get("error_recovery"), "error_recovery", where),
+        robot_state=_topic(value.get("robot_state"), "robot_state", where),
+        controllers=tuple(controllers))
 
 
 def _mapping(value: Any, key: str, source: str) -> dict:

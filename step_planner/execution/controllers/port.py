@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import mujoco
 import numpy as np
@@ -45,6 +46,8 @@ class RemoteController:
         self.lost: str | None = None  # why the robot is gone, once it is
         self.lost_at = 0.0  # time.monotonic() when it was found gone
         self.last_outcome: ActionOutcome | None = None
+        # asked when an arm goal did not succeed: why the robot stopped (the FR3's reflex), or None
+        self.robot_stopped: Callable[[], str | None] | None = None
 
     # ---- the mirror ---------------------------------------------------------------------------------------
     @property
@@ -107,6 +110,9 @@ class RemoteController:
         outcome = self.connection.run_trajectory(wp, cancel, check if monitor is not None else None)
         self.sync()
         self.last_outcome = outcome
+        if outcome.status not in ("succeeded", "canceled") and self.robot_stopped is not None \
+                and (why := self.robot_stopped()) is not None:
+            raise MotionInterrupted(ExecCode.BACKEND_ERROR, f"{why} ({outcome.message})")
         self._raise_unless_ok(outcome, "the trajectory")
         self.sim_time_moving += traj.duration
 

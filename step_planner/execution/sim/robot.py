@@ -36,6 +36,7 @@ from step_planner.execution.sim.controller_emulation import (
     TrajectoryParams,
     validate,
 )
+from step_planner.execution.sim.controller_manager_emulation import ControllerManagerEmulation
 from step_planner.execution.sim.franka_gripper_emulation import (
     COMMAND_ABORTED,
     FrankaGripper,
@@ -48,8 +49,14 @@ from step_planner.execution.sim.scene_info import SceneInfo
 from step_planner.execution.sim.servo import Servo, ServoSpec
 
 SETTLE_S = 0.5  # objects come to rest after a (re)load, before the controllers start
-FAULTS = ("slip", "miss_place", "drawer_short")
+FAULTS = ("slip", "miss_place", "drawer_short", "reflex")
+# reflex faults (FR3 with a controller manager): libfranka's reflex errors (include/franka/errors.h) one may inject
+REFLEXES = ("joint_position_limits_violation", "cartesian_position_limits_violation",
+            "self_collision_avoidance_violation", "joint_velocity_violation", "cartesian_velocity_violation",
+            "force_control_safety_violation", "joint_reflex", "cartesian_reflex", "power_limit_violation")
+REFLEX_AFTER_S = 0.2  # an injected reflex trips this far into the next arm goal
 MISS_PLACE_OFFSET = 0.12  # m, sideways: where a missed place puts the object
+RETRIP = 0.01  # rad: a joint already past its limit when its controller came back trips again this much further out
 DRAWER_SHORT = 0.04  # m: how far from closed a drawer with that fault stops
 
 
@@ -74,7 +81,8 @@ class SimRobot:
     def __init__(self, world: WorldState, arm: TrajectoryParams, gripper: GripperParams | FrankaGripperParams, *,
                  arm_joints: Sequence[str], finger_joints: Sequence[str], seed: int = 0,
                  realtime_factor: float = 1.0, world_name: str = "", servo: ServoSpec | None = None,
-                 limit_reflex: tuple[Sequence[float], Sequence[float]] | None = None) -> None:
+                 limit_reflex: tuple[Sequence[float], Sequence[float]] | None = None,
+                 controller_manager: ControllerManagerEmulation | None = None) -> None:
         if set(arm.joints) != set(arm_joints):
             raise ValueError(f"the trajectory controller's joints {list(arm.joints)} are not the robot's "
                              f"{list(arm_joints)}")
@@ -93,7 +101,11 @@ class SimRobot:
         self.faults_done: list[str] = []  # what happened, in order
         # (lower, upper) in model order: a joint past them trips the FR3's reflex (see :meth:`_limit_reflex`)
         self.limit_reflex = None if limit_reflex is None else tuple(np.asarray(v, dtype=float) for v in limit_reflex)
-        self.reflex: str | None = None  # why the arm stopped, until the next load
+        self.reflex: str | None = None  # why the arm stopped, until the next load (or, with a controller manager,
+        # until its arm controller is active again)
+        # the FR3's controller manager and franka_hardware (reflex, recovery steps); None: a reflex ends at JTC's abort
+        self.cm = controller_manager
+        self._tolerated = np.zeros(len(self.arm_joints))  # rad past a limit where the arm stood when reactivated
         self.load(world, seed)
 
     # ---- scene ------------------------------------------------------------------------------------------------
@@ -123,7 +135,10 @@ class SimRobot:
                 if self.franka else GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
             self.arm.ended.extend(ended)
             self.faults.clear()
-            self.reflex = None  # a load recovers from a reflex (the arm's ~/error_recovery, reactivating JTC)
+            self.reflex = None  # a load is a fresh bring-up: no reflex, every controller active
+            self._tolerated = np.zeros(len(self.arm_joints))
+            if self.cm is not None:
+                self.cm.reset()
 
     def _deactivate(self) -> list[GoalEnd]:
         ended = [*self.arm.ended, *self.grip.ended]
@@ -168,7 +183,7 @@ class SimRobot:
             ctl, index, data = self.controller, self.index, self.data
             t, dt = float(data.time), float(self.model.opt.timestep)
             q, qd = self._arm_q()
-            if self.limit_reflex is not None and self.reflex is None:
+            if self.limit_reflex is not None and self.arm_active:
                 self._limit_reflex(q)
             every = self.servo_spec.control_period(dt)
             if self._steps % every == 0:  # the controller manager's read and update (physics rate in ideal mode)
@@ -197,18 +212,70 @@ class SimRobot:
         250-257), the controller manager deactivates the arm controller (controller_manager.cpp:3275-3304): the goal
         ends ABORTED, INVALID_GOAL, and later goals are rejected until a load (config/robot_boundary.yaml)."""
         lower, upper = (v[self._arm_order] for v in self.limit_reflex)
-        outside = np.nonzero((q < lower) | (q > upper))[0]
+        excess = np.maximum(lower - q, 0.0) + np.maximum(q - upper, 0.0)
+        self._tolerated = np.minimum(self._tolerated, excess)  # back inside: no longer tolerated
+        outside = np.nonzero(excess > np.where(self._tolerated > 0, self._tolerated + RETRIP, 0.0))[0]
         if not len(outside):
             return
         j = int(outside[0])
-        self.reflex = (f"libfranka: Control exception: joint_position_limits_violation ({self.arm_params.joints[j]} "
-                       f"at {q[j]:.4f} rad, limits [{lower[j]}, {upper[j]}])")
+        where = f"{self.arm_params.joints[j]} at {q[j]:.4f} rad, limits [{lower[j]}, {upper[j]}]"
+        self.reflex = f"libfranka: Control exception: joint_position_limits_violation ({where})"
         self.arm.deactivate(q)
+        if self.cm is not None:
+            self.cm.reflex({"joint_position_limits_violation"}, where)
+
+    @property
+    def arm_active(self) -> bool:
+        """The arm controller runs: no reflex since the last load, or (with a controller manager) it was activated
+        again after one."""
+        if self.cm is None:
+            return self.reflex is None
+        return any(c.commands and c.state == "active" for c in self.cm.controllers.values())
+
+    def controller_active(self, kind: str) -> bool:
+        """A controller of this type (e.g. joint_state_broadcaster/JointStateBroadcaster) is active; without a
+        controller manager every controller is."""
+        with self.lock:
+            return self.cm is None or any(c.type == kind and c.state == "active" for c in self.cm.controllers.values())
+
+    # ---- the controller manager's services and franka_hardware's error recovery (FR3) --------------------------
+    def error_recovery(self) -> tuple[bool, str]:
+        with self.lock:
+            assert self.cm is not None
+            return self.cm.error_recovery()
+
+    def set_hardware_state(self, name: str, target: int) -> tuple[bool, int]:
+        with self.lock:
+            assert self.cm is not None
+            was = self.arm_active
+            answer = self.cm.set_hardware_state(name, target)
+            if was and not self.arm_active:
+                self.arm.deactivate(self._arm_q()[0])
+            return answer
+
+    def switch_controllers(self, activate: Sequence[str], deactivate: Sequence[str],
+                           strictness: int) -> tuple[bool, str]:
+        """switch_controller; the arm controller coming back holds where the arm is (JTC on_activate, JTC.cpp:
+        1121-1228), and a joint it finds past its limit may be moved back in (see RETRIP)."""
+        with self.lock:
+            assert self.cm is not None
+            was = self.arm_active
+            answer = self.cm.switch(activate, deactivate, strictness)
+            q = self._arm_q()[0]
+            if was and not self.arm_active:
+                self.arm.deactivate(q)
+            elif not was and self.arm_active:
+                self.arm.deactivate(q)  # no goal runs: this only sets the hold at the measured position
+                self.reflex = None
+                if self.limit_reflex is not None:
+                    lower, upper = (v[self._arm_order] for v in self.limit_reflex)
+                    self._tolerated = np.maximum(lower - q, 0.0) + np.maximum(q - upper, 0.0)
+            return answer
 
     def arm_problem(self, goal: TrajectoryGoal) -> str | None:
         """Why the trajectory controller rejects ``goal`` now (inactive after a reflex, or an invalid goal)."""
         with self.lock:
-            return INACTIVE if self.reflex is not None else validate(self.arm_params, goal, float(self.data.time))
+            return INACTIVE if not self.arm_active else validate(self.arm_params, goal, float(self.data.time))
 
     def _arm_q(self) -> tuple[np.ndarray, np.ndarray]:
         """Arm positions and velocities in the trajectory controller's joint order."""
@@ -229,6 +296,13 @@ class SimRobot:
         with self.lock:
             if kind not in FAULTS:
                 return f"unknown fault {kind!r}; one of {', '.join(FAULTS)}"
+            if kind == "reflex":  # the next arm goal stops with this reflex, as franka_hardware meets it
+                if self.cm is None:
+                    return "reflex: this robot has no controller manager (robot:=fr3 has)"
+                if target not in REFLEXES:
+                    return f"reflex: unknown reflex {target!r}; one of {', '.join(REFLEXES)}"
+                self.faults[kind] = target
+                return None
             known = self.info.drawers if kind == "drawer_short" else self.info.objects
             if target not in known:
                 return f"{kind}: no {'drawer' if kind == 'drawer_short' else 'object'} {target!r} in this scene"
@@ -242,6 +316,16 @@ class SimRobot:
 
     def _faults_step(self) -> None:
         """Under the lock, before a physics step: make an armed fault happen when its moment comes."""
+        target = self.faults.get("reflex")
+        if target is not None and self.arm.active is not None and self.arm.active.since_start > REFLEX_AFTER_S:
+            del self.faults["reflex"]
+            self.faults_done.append(f"reflex {target}")
+            q = self._arm_q()[0]
+            self.reflex = f"libfranka: Control exception: {target} (injected)"
+            self.arm.deactivate(q)
+            assert self.cm is not None
+            self.cm.reflex({target}, "injected by ~/inject_fault")
+            return
         held = perc.held_object(self.model, self.data, self.index, self.info)
         target = self.faults.get("slip")
         if target is not None and held == target and self.arm.active is not None:
