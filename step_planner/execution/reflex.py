@@ -72,8 +72,8 @@ def assess(state: ManagerState, component: str, watched: Sequence[str], errors: 
            positions: dict[str, float] | None = None, limits: tuple[Sequence[str], Sequence[float],
                                                                    Sequence[float]] | None = None) -> Stop | None:
     """The stop the controller manager's answer shows, or None when ``component`` is active (or not listed) and every
-    ``watched`` controller it lists is active. ``errors``: the broadcaster's last state; ``positions`` (by controller joint name)
-    and ``limits`` (joint names, lower, upper): to infer a limit reflex when the broadcaster says nothing."""
+    ``watched`` controller it lists is active. ``errors``: the broadcaster's last state; ``positions`` (by controller
+    joint name) and ``limits`` (joint names, lower, upper): to infer a limit reflex when the broadcaster is silent."""
     component_state = state.components.get(component, "")
     inactive = tuple(name for name in watched if name in state.controllers and state.controllers[name] != ACTIVE)
     # a component of another name (a simulator's system) is not franka_hardware: the controllers alone decide
