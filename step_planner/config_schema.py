@@ -78,7 +78,9 @@ def key_path(loc: tuple[str | int, ...]) -> str:
 def describe(model: type[BaseModel], err: Any, prefix: tuple[str | int, ...] = ()) -> str:
     """One validation error as ``key.path: what is wrong``, with the nearest allowed key for an unknown one."""
     loc = tuple(err["loc"])
-    where = key_path(prefix + loc)
+    is_key = bool(loc) and loc[-1] == "[key]"  # a mapping key itself is wrong, not its value
+    loc = loc[:-1] if is_key else loc
+    where = key_path(prefix + loc) + (" (the key)" if is_key else "")
     if err["type"] == "extra_forbidden":
         allowed = allowed_keys(model, loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
