@@ -24,6 +24,13 @@ T = TypeVar("T")
 
 # A YAML list read as a tuple (strict mode would take only a tuple); its items stay strict.
 Items = Annotated[tuple[T, ...], Field(strict=False)]
+_MEANINGS: dict[str, str] = {}
+
+
+def pattern(regex: str, meaning: str) -> Any:
+    """A string type matching ``regex``; a mismatch is reported as "must be <meaning>", not as the regex."""
+    _MEANINGS[regex] = meaning
+    return Annotated[str, Field(pattern=regex, description=meaning[:1].upper() + meaning[1:] + ".")]
 
 
 class ConfigModel(BaseModel):
@@ -84,11 +91,16 @@ def describe(model: type[BaseModel], err: Any, prefix: tuple[str | int, ...] = (
     if err["type"] == "extra_forbidden":
         allowed = allowed_keys(model, loc[:-1])
         close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]}? " if close else ""
-        return f"{where}: unknown key; {hint}(allowed: {', '.join(allowed)})"
+        hint = f"; did you mean {close[0]}?" if close else ""
+        return f"{where}: unknown key{hint} (allowed: {', '.join(allowed)})"
     if err["type"] == "missing":
         return f"{where}: missing (required)"
     message = str(err["msg"])
+    for wording in ("Tuple should", "List should", "Dictionary should"):  # a YAML file has lists and mappings only
+        message = message.replace(wording, "should")
+    message = message.replace(" after validation", "")
+    if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") in _MEANINGS:
+        message = f"must be {_MEANINGS[err['ctx']['pattern']]}"
     message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
     given = err.get("input")
     if isinstance(given, dict):  # a check of a whole section: its message says what is wrong

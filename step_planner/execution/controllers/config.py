@@ -14,12 +14,12 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from step_planner.config_schema import ConfigFileError, ConfigModel, Items, read_yaml, validate
+from step_planner.config_schema import ConfigFileError, ConfigModel, Items, pattern, read_yaml, validate
 from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, VEL_LIMITS
 
 GRIPPER_SERVERS = ("gripper_action_controller", "franka_gripper")
 POSITION_CONVENTIONS = ("per_finger", "full_width")
-AbsoluteName = Annotated[str, Field(pattern=r"^/[^\s]+$", description="An absolute ROS name such as /a/b.")]
+AbsoluteName = pattern(r"^/[^\s]+$", "an absolute ROS name such as /a/b")
 Position = Literal["per_finger", "full_width"]
 
 
