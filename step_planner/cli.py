@@ -6,6 +6,7 @@
     step-planner replay EPISODE --publish           (ROS 2: play the recorded run back on /joint_states, ~/tree)
     step-planner replay EPISODE --controllers [--robot panda|fr3] (the recorded motion through the robot's controllers)
     step-planner replan EPISODE
+    step-planner config check [FILE ...]            (every config file against its schema; config schemas|docs)
     step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
     step-planner hmi                                (ROS 2: a web page to send, watch, answer and cancel a goal)
@@ -280,6 +281,7 @@ def _delegate(module: str, func: str, argv: list[str]) -> int:
 
 DELEGATED = {
     "bench": ("step_planner.bench.cli", "main_bench"),
+    "config": ("step_planner.config_check", "main_config"),
     "record-answers": ("step_planner.bench.offline_answers", "main"),
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),

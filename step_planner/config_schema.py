@@ -61,8 +61,18 @@ def validate(model: type[M], data: Any, source: str, error: type[Exception] = Co
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = tuple(describe(model, err, prefix) for err in exc.errors())
+        errors = exc.errors()
+        misspelt = {tuple(e["loc"][:-1]) + (_suggestion(model, e["loc"]),) for e in errors
+                    if e["type"] == "extra_forbidden"}
+        # a required key that was misspelt is reported once: as the unknown key, with the right spelling
+        problems = tuple(describe(model, e, prefix) for e in errors
+                         if not (e["type"] == "missing" and tuple(e["loc"]) in misspelt))
         raise _error(error, source, problems) from None
+
+
+def _suggestion(model: type[BaseModel], loc: Any) -> str | None:
+    close = difflib.get_close_matches(str(loc[-1]), allowed_keys(model, tuple(loc[:-1])), n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _error(error: type[Exception], source: str, problems: tuple[str, ...]) -> Exception:
@@ -90,8 +100,8 @@ def describe(model: type[BaseModel], err: Any, prefix: tuple[str | int, ...] = (
     where = key_path(prefix + loc) + (" (the key)" if is_key else "")
     if err["type"] == "extra_forbidden":
         allowed = allowed_keys(model, loc[:-1])
-        close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]}?" if close else ""
+        close = _suggestion(model, loc)
+        hint = f"; did you mean {close}?" if close else ""
         return f"{where}: unknown key{hint} (allowed: {', '.join(allowed)})"
     if err["type"] == "missing":
         return f"{where}: missing (required)"

@@ -60,7 +60,8 @@ class SafetySettings(ConfigModel):
 
 
 class SafetyFile(ConfigModel):
-    """``config/safety.yaml``."""
+    """``config/safety.yaml``: the safety envelope, checked on every primitive call right before it would reach the
+    arm, after (and independently of) the planner's own checks."""
 
     safety: SafetySettings
 

@@ -20,6 +20,7 @@ from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, VEL_LIMI
 GRIPPER_SERVERS = ("gripper_action_controller", "franka_gripper")
 POSITION_CONVENTIONS = ("per_finger", "full_width")
 AbsoluteName = pattern(r"^/[^\s]+$", "an absolute ROS name such as /a/b")
+OptionalName = pattern(r"^(/[^\s]+)?$", "empty or an absolute ROS name such as /a/b")
 Position = Literal["per_finger", "full_width"]
 
 
@@ -173,7 +174,7 @@ class BoundaryFile(ConfigModel):
     robot: str = Field(description="Which entry of robots is used by default.")
     robots: dict[str, RobotBoundary] = Field(min_length=1, description="Per robot: its arm and gripper.")
     joint_states: AbsoluteName = Field("/joint_states", description="Where the joint states are read.")
-    object_poses: Literal[""] | AbsoluteName = Field("", description="tf2_msgs/TFMessage of the object and drawer "
+    object_poses: OptionalName = Field("", description="tf2_msgs/TFMessage of the object and drawer "
                                                      "poses (gz-sim's PosePublisher); empty: none.")
     pose_max_age_s: float = Field(0.5, gt=0, le=60, description="s: an object whose last pose is older is unknown.")
     pose_filter_s: float = Field(0.25, ge=0, le=5, description="s: at rest a pose is the mean of its reports over "
