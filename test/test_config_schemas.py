@@ -319,3 +319,16 @@ def test_a_copy_of_a_shipped_file_loads_the_same(tmp_path):
     plain = tmp_path / "safety.yaml"
     plain.write_text("\n".join(text.splitlines()[1:]) + "\n")
     assert yaml.safe_load(plain.read_text()) == copy.deepcopy(yaml.safe_load(text))
+
+
+def test_the_node_refuses_a_bad_config_file_at_start_naming_the_key(tmp_path):
+    """A params file (or -p) pointing the node at a misspelt safety file: the node never comes up, says why."""
+    bad = _edit(tmp_path, "safety.yaml", _rename("safety", "max_gripper_force_n", "max_gripper_force"))
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"safety_file": str(bad)}}}))
+    out = subprocess.run([sys.executable, "-m", "step_planner.cli", "node", "--ros-args", "--params-file",
+                          str(params)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    text = out.stdout + out.stderr
+    assert "safety.max_gripper_force: unknown key; did you mean max_gripper_force_n?" in text
+    assert "Traceback" not in text
