@@ -98,11 +98,18 @@ def _pattern(loc: tuple) -> tuple:
     return tuple("#" if isinstance(p, int) else p for p in loc)
 
 
+PARSED = {path: yaml.safe_load(path.read_text()) for path, _ in SHIPPED}  # parsed once: the task suites are big
+
+
+def _data(path: Path) -> Any:
+    return copy.deepcopy(PARSED[path])
+
+
 def _cases() -> list[tuple[Path, Any, tuple, Any]]:
     """One case per distinct key path (list items alike) of each shipped file."""
     cases, seen = [], set()
     for path, kind in SHIPPED:
-        data = yaml.safe_load(path.read_text())
+        data = PARSED[path]
         for loc, value in _settings(kind.schema_model(), data):
             if (kind.name, _pattern(loc)) not in seen:
                 seen.add((kind.name, _pattern(loc)))
@@ -133,7 +140,7 @@ def test_the_cases_cover_every_kind_and_many_keys():
 @pytest.mark.parametrize("path, kind, loc, value", CASES, ids=lambda v: key_path(v) if isinstance(v, tuple) else
                          v.name if isinstance(v, Path) else "")
 def test_a_misspelt_key_anywhere_is_refused_naming_it_and_the_right_one(path, kind, loc, value):
-    data = yaml.safe_load(path.read_text())
+    data = _data(path)
     parent = _at(data, loc[:-1])
     parent[typo(loc[-1])] = parent.pop(loc[-1])
     with pytest.raises(ConfigFileError) as err:
@@ -158,7 +165,7 @@ def _wrong(value: Any) -> Any:
 @pytest.mark.parametrize("path, kind, loc, value", CASES, ids=lambda v: key_path(v) if isinstance(v, tuple) else
                          v.name if isinstance(v, Path) else "")
 def test_a_wrong_type_anywhere_is_refused_naming_the_key(path, kind, loc, value):
-    data = yaml.safe_load(path.read_text())
+    data = _data(path)
     _at(data, loc[:-1])[loc[-1]] = _wrong(value)
     with pytest.raises(ConfigFileError) as err:
         validate(kind.schema_model(), data, path.name)
@@ -291,16 +298,24 @@ def test_config_check_follows_the_files_the_node_params_file_names(tmp_path):
     assert found == {(safety, "safety"), (CONFIG / "scenes" / "two_drawers.yaml", "scene")}
 
 
-def test_config_check_command_passes_on_the_shipped_files_and_fails_on_a_misspelt_one(tmp_path):
-    """The CLI as CI runs it (a subprocess: exit codes, no traceback)."""
+def test_config_check_command_passes_a_good_file_and_fails_on_a_misspelt_one(tmp_path):
+    """The CLI as CI runs it (a subprocess: exit codes, no traceback). .ci/run checks every shipped file with it."""
     run = [sys.executable, "-m", "step_planner.cli", "config", "check"]
-    ok = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert f"config check: {len(SHIPPED)} files, 0 with problems" in ok.stdout
+    good = CONFIG / "scenes" / "drawer_desk.yaml"
     bad = _edit(tmp_path, "scenes/drawer_desk.yaml", _rename(None, "locations", "locatons"))
-    out = subprocess.run(run + [str(bad)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(run + [str(good), str(CONFIG / "safety.yaml")], cwd=ROOT, capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "config check: 2 files, 0 with problems" in ok.stdout
+    out = subprocess.run(run + [str(good), str(bad)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert "locatons: unknown key; did you mean locations?" in out.stdout
+    assert "config check: 2 files, 1 with problems" in out.stdout
+
+
+def test_config_check_without_files_takes_every_shipped_file_and_the_node_params_files():
+    listed = shipped_files() + node_files()  # the package's config/, as `config check` lists it
+    assert {p for p, _ in SHIPPED} <= {p for p, _ in listed}
 
 
 def test_the_schemas_are_json_schemas_editors_read():
