@@ -152,10 +152,18 @@ def check_files(files: list[tuple[Path, Kind]], out: Any = None) -> int:
             kind.check(path)
         except (ConfigFileError, ValueError, OSError) as exc:
             bad += 1
-            out.write(f"FAIL {path} ({kind.name})\n{_indent(str(exc))}\n")
+            out.write(f"FAIL {_shown(path)} ({kind.name})\n{_indent(str(exc))}\n")
         else:
-            out.write(f"ok   {path} ({kind.name})\n")
+            out.write(f"ok   {_shown(path)} ({kind.name})\n")
     return bad
+
+
+def _shown(path: Path) -> str:
+    """The path as given, or relative to the working directory when under it (the shipped files)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) if path.is_absolute() else str(path)
+    except ValueError:
+        return str(path)
 
 
 def _indent(text: str) -> str:
