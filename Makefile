@@ -20,6 +20,8 @@
 #   make browser     Debian's chromium + chromium-driver (apt, as sdf-tools); test/test_hmi_browser.py drives the
 #                    `step-planner hmi` page in it through selenium (the system browser); and the pinned axe-core
 #                    (npm pack, checked against its sha512) into build/axe-core/ for the page's accessibility check
+#   make schemas     config/schemas/*.schema.json and docs/configuration.md regenerated from the config models
+#                    (test/test_config_schemas.py fails when they are stale)
 #   make bench       every benchmark of benchmarks/commands.yaml (hours), then BENCHMARKS.md re-rendered;
 #                    make bench ONLY=core_perf,cancel runs only those (see benchmarks/README.md)
 #   make clean       build trees and caches;  make distclean  also the venv
@@ -66,7 +68,7 @@ DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
 .PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check browser browser-system test lint \
         pytest demo \
-        demo-ros bench clean distclean
+        demo-ros bench schemas clean distclean
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
 
@@ -230,6 +232,11 @@ test: venv test-interfaces colcon-ws robot-install
 
 lint: venv
 	$(VENV)/bin/ruff check .
+
+# The JSON Schemas editors use and the configuration reference, from the pydantic models beside the code.
+schemas: venv
+	$(PY) -m step_planner.cli config schemas --out config/schemas
+	$(PY) -m step_planner.cli config docs --out docs/configuration.md
 
 demo: venv
 	AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \

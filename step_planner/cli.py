@@ -6,6 +6,7 @@
     step-planner replay EPISODE --publish           (ROS 2: play the recorded run back on /joint_states, ~/tree)
     step-planner replay EPISODE --controllers [--robot panda|fr3] (the recorded motion through the robot's controllers)
     step-planner replan EPISODE
+    step-planner config check [FILE ...]            (every config file against its schema; config schemas|docs)
     step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
     step-planner recover                            (ROS 2: bring the FR3 back after a reflex, through the node)
@@ -41,21 +42,11 @@ def _resolve_scene(value: str) -> Path:
     raise SystemExit(f"step-planner: no scene {value!r} (looked at {path} and {candidate})")
 
 
-def _load_yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SystemExit(f"step-planner: cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise SystemExit(f"step-planner: {path} must hold a mapping")
-    return data
-
-
 def llm_settings(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
     """The LLM config, and whether to run offline on the shipped answers."""
-    data = dict(_load_yaml(Path(args.llm_config)).get("llm", {})) if args.llm_config else {}
+    from step_planner.llm.config import load_llm_file
+
+    data = load_llm_file(args.llm_config) if args.llm_config else {}
     base_url = args.base_url or os.environ.get("STEP_PLANNER_BASE_URL") or data.get("base_url")
     model = args.model or os.environ.get("STEP_PLANNER_MODEL") or data.get("model")
     if base_url:
@@ -89,13 +80,15 @@ def _make_llm(args: argparse.Namespace, stack: ExitStack, out: Any) -> Any:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from step_planner.config_schema import ConfigFileError
     from step_planner.console import TreePrinter
     from step_planner.domain.primitives import DomainError, PrimitiveLibrary
-    from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
+    from step_planner.domain.safety import SafetyEnvelope
     from step_planner.domain.scene import SceneError, load_scene
     from step_planner.execution.errors import BackendUnavailable
     from step_planner.execution.factory import make_executor
-    from step_planner.planner.config import ConfigError, PlannerConfig
+    from step_planner.llm.config import LLMConfig
+    from step_planner.planner.config import PlannerConfig
     from step_planner.planner.runner import run_goal, safety_gate
 
     out = sys.stdout
@@ -109,7 +102,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if args.features is not None:
             planner_config = planner_config.with_changes(extra_features=[f for f in args.features.split(",") if f])
         envelope = SafetyEnvelope.load(args.safety or cfg / "safety.yaml")
-    except (DomainError, SceneError, ConfigError, SafetyConfigError) as exc:
+        LLMConfig.from_dict(llm_settings(args)[0], args.llm_config or "llm")  # a bad file stops before the robot
+    except (ConfigFileError, DomainError) as exc:
         print(f"step-planner: {exc}", file=sys.stderr)
         return 2
     options: dict[str, Any] = {}
@@ -288,6 +282,7 @@ def _delegate(module: str, func: str, argv: list[str]) -> int:
 
 DELEGATED = {
     "bench": ("step_planner.bench.cli", "main_bench"),
+    "config": ("step_planner.config_check", "main_config"),
     "record-answers": ("step_planner.bench.offline_answers", "main"),
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),
@@ -414,7 +409,13 @@ def main(argv: list[str] | None = None) -> int:
         module, func = DELEGATED[argv[0]]
         return _delegate(module, func, argv[1:])
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    from step_planner.config_schema import ConfigFileError
+
+    try:
+        return int(args.func(args))
+    except ConfigFileError as exc:  # a bad config file anywhere: its problems, never a traceback
+        print(f"step-planner: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

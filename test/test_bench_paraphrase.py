@@ -47,7 +47,7 @@ def test_a_paraphrase_must_name_a_task_and_a_style(tmp_path):
         load_tasks(path)
     path.write_text(yaml.safe_dump({"rewords": ["table3"], "paraphrases": [
         {"of": "ss01_red_block_tray", "style": "ambiguous", "instruction": "x"}]}))
-    with pytest.raises(TaskError, match="style must be one of"):
+    with pytest.raises(TaskError, match=r"paraphrases\[0\]\.style: input should be"):
         load_tasks(path)
 
 

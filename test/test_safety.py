@@ -119,7 +119,7 @@ def test_gate_refusal_is_recorded_and_never_executed(envelope, library, drawer_w
     "data, fragment",
     [
         ({"allowed_primitives": "pick"}, "allowed_primitives"),
-        ({"allowed_primitives": [], "workspace": {"min": [0, 0], "max": [1, 1, 1]}}, "three numbers"),
+        ({"allowed_primitives": [], "workspace": {"min": [0, 0], "max": [1, 1, 1]}}, "workspace.min"),
         ({"allowed_primitives": [], "workspace": {"min": [1, 0, 0], "max": [0, 1, 1]}}, "below"),
         ({"allowed_primitives": [], "workspace": {"min": [0, 0, 0], "max": [1, 1, 1]}, "max_velocity_scaling": 3},
          "max_velocity_scaling"),

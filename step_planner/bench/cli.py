@@ -113,11 +113,9 @@ def _select(tasks: list, wanted: str | None) -> list:
 
 
 def _llm_settings(args: argparse.Namespace) -> dict[str, Any]:
-    import yaml
+    from step_planner.llm.config import load_llm_file
 
-    data: dict[str, Any] = {}
-    if args.llm_config and Path(args.llm_config).exists():
-        data = dict((yaml.safe_load(Path(args.llm_config).read_text()) or {}).get("llm", {}))
+    data = load_llm_file(args.llm_config) if args.llm_config else {}
     if args.base_url:
         data["base_url"] = args.base_url
     if args.model:

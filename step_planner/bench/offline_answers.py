@@ -14,10 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
+from pydantic import Field, RootModel
 
 from step_planner.bench.expert import ScriptedExpert
 from step_planner.bench.goals import parse_goal
+from step_planner.config_schema import ConfigModel, read_yaml, validate
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.execution.factory import make_executor
@@ -32,10 +33,26 @@ from step_planner.planner.runner import run_goal
 OFFLINE_MODEL = "gpt-4o-mini"  # the model name the offline answers are keyed under (config/llm.yaml default)
 
 
+class DemoTask(ConfigModel):
+    """An instruction whose answers ship with the project (config/replay/)."""
+
+    instruction: str = Field(min_length=1, description="What `make demo` / `step-planner plan` is asked.")
+    scene: str = Field(min_length=1, description="A file of config/scenes/.")
+    goal: list[str] = Field(min_length=1, description="The scripted expert's goal: atoms of bench/goals.py.")
+
+
+class DemoTasks(RootModel[list[DemoTask]]):
+    """``config/demo_tasks.yaml``: the instructions `step-planner record-answers` records answers for."""
+
+
+def load_demo_tasks(path: str | Path) -> list[DemoTask]:
+    return validate(DemoTasks, read_yaml(path), str(path)).root
+
+
 def record_answers(config_dir: Path, out: Path, backend: str = "symbolic") -> list[tuple[str, GoalResult, int]]:
     library = PrimitiveLibrary.load(config_dir / "primitives.yaml")
     planner_config = PlannerConfig.from_yaml(config_dir / "planner.yaml")
-    tasks = yaml.safe_load((config_dir / "demo_tasks.yaml").read_text())
+    tasks = load_demo_tasks(config_dir / "demo_tasks.yaml")
     expert = ScriptedExpert(library, seed=0, mistake_rate=0.0)
     results = []
     with LoopbackServer(expert) as upstream:
@@ -43,15 +60,15 @@ def record_answers(config_dir: Path, out: Path, backend: str = "symbolic") -> li
         with LoopbackServer(recorder) as front:
             llm = LLMClient(LLMConfig(model=OFFLINE_MODEL, base_url=front.base_url))
             for task in tasks:
-                world = load_scene(config_dir / "scenes" / task["scene"])
-                expert.register(task["instruction"], parse_goal(task["goal"]))
+                world = load_scene(config_dir / "scenes" / task.scene)
+                expert.register(task.instruction, parse_goal(task.goal))
                 before = len(recorder.recorded)
                 executor = make_executor(backend, library, world)
-                result = run_goal(task["instruction"], library=library, executor=executor, llm=llm,
+                result = run_goal(task.instruction, library=library, executor=executor, llm=llm,
                                   config=planner_config)
                 if hasattr(executor, "close"):
                     executor.close()
-                results.append((task["instruction"], result, len(recorder.recorded) - before))
+                results.append((task.instruction, result, len(recorder.recorded) - before))
         recorder.close()
     return results
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import Field
 
+from step_planner.config_schema import ConfigFileError, ConfigModel, Items, read_yaml, validate
 from step_planner.domain.conditions import (
     CAPABILITY,
     EFFECT,
@@ -30,6 +31,62 @@ DIRECTIONS = ("left", "right", "forward", "backward")
 
 class DomainError(ValueError):
     """A primitive file, a scene file or a primitive call is malformed."""
+
+
+class PrimitivesFileError(DomainError, ConfigFileError):
+    """``config/primitives.yaml`` (or another primitives file) is malformed."""
+
+
+def _lower(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(w.lower() for w in words)
+
+
+Name = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]*$")]
+Words = Items[str]
+
+
+class ArgModel(ConfigModel):
+    name: Name = Field(description="The argument's keyword in a call.")
+    type: Literal[ARG_TYPES] = Field(description="What it must name in the world (checked against the scene).")
+
+
+class PrimitiveModel(ConfigModel):
+    """One primitive: a leaf of the subgoal tree the arm can execute."""
+
+    name: Name = Field(description="The primitive's name in a call.")
+    description: str = Field("", description="What it does, as the prompts show it.")
+    phrases: Words = Field((), description="Verbs that name this action in a subgoal.")
+    args: Items[ArgModel] = Field((), description="Its arguments, in positional order.")
+    preconditions: Words = Field((), description="Facts and capabilities over argument names that must hold "
+                                 "(step_planner/domain/conditions.py).")
+    effects: Words = Field((), description="What holds after it.")
+
+
+class Embodiment(ConfigModel):
+    """What the prompts and the termination checker tell the LLM about this robot."""
+
+    name: str = Field("", description="The robot's name.")
+    summary: str = Field("", description="What the robot can and cannot do, in prose.")
+    arms: int = Field(1, ge=1, description="How many arms.")
+    max_held_objects: int = Field(1, ge=1, description="How many objects it can hold at once.")
+
+
+class PrimitivesFile(ConfigModel):
+    """``config/primitives.yaml``: the primitives of one embodiment, and the words the goal rules read."""
+
+    primitives: Items[PrimitiveModel] = Field(description="The only things the arm can be asked to do.")
+    embodiment: Embodiment = Field(Embodiment(), description="The robot, as the prompts describe it.")
+    goal_words: dict[Literal[FACT_PREDICATES], Words] = Field(
+        {}, description="Fact predicate -> words an instruction must use before its goal may hold it.")
+    required_words: dict[Literal[FACT_PREDICATES], Words] = Field(
+        {}, description="Fact predicate -> words that make a goal fact of it necessary.")
+    stay_words: Words = Field((), description="Words that let a goal keep a named object where it is.")
+    reference_words: Words = Field((), description="Words before an object named only as a reference.")
+    exception_words: Words = Field((), description="Words before an object the instruction leaves out.")
+    generic_nouns: Words = Field((), description="Words that never name an object.")
+    group_words: dict[str, Words] = Field({}, description="A group word -> the kinds of object it covers.")
+    search_words: Words = Field((), description="Words that describe looking for something (\"find\", \"look for\"): "
+                                "a child that searches for a thing not seen yet is a step, not a restatement.")
 
 
 @dataclass(frozen=True)
@@ -103,68 +160,32 @@ class PrimitiveLibrary:
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise DomainError(f"cannot read primitives file {path}: {exc}") from exc
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_yaml(path, PrimitivesFileError), source=str(path))
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<dict>") -> PrimitiveLibrary:
-        if not isinstance(data, dict) or not isinstance(data.get("primitives"), list):
-            raise DomainError(f"{source}: expected a mapping with a 'primitives' list")
+        f = validate(PrimitivesFile, data, source, PrimitivesFileError)
         prims: dict[str, PrimitiveSpec] = {}
-        for i, raw in enumerate(data["primitives"]):
+        for i, raw in enumerate(f.primitives):
             where = f"{source}: primitives[{i}]"
-            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-                raise DomainError(f"{where}: each primitive needs a 'name'")
-            name = raw["name"]
-            if name in prims:
-                raise DomainError(f"{where}: duplicate primitive '{name}'")
-            args = []
-            for a in raw.get("args") or []:
-                if not isinstance(a, dict) or a.get("type") not in ARG_TYPES or not a.get("name"):
-                    raise DomainError(f"{where}: bad argument {a!r}; types are {', '.join(ARG_TYPES)}")
-                args.append(ArgSpec(str(a["name"]), str(a["type"])))
+            if raw.name in prims:
+                raise PrimitivesFileError(f"{where}: duplicate primitive '{raw.name}'")
+            args = tuple(ArgSpec(a.name, a.type) for a in raw.args)
             arg_names = {a.name for a in args}
             try:
-                pre = tuple(parse_condition(c, {FACT, CAPABILITY}) for c in raw.get("preconditions") or [])
-                eff = tuple(parse_condition(c, {EFFECT}) for c in raw.get("effects") or [])
+                pre = tuple(parse_condition(c, {FACT, CAPABILITY}) for c in raw.preconditions)
+                eff = tuple(parse_condition(c, {EFFECT}) for c in raw.effects)
             except ConditionError as exc:
-                raise DomainError(f"{where}: {exc}") from exc
+                raise PrimitivesFileError(f"{where}: {exc}") from exc
             for cond in pre + eff:
                 unknown = [v for v in cond.args if v not in arg_names and not cond.is_constant(v)]
                 if unknown:
-                    raise DomainError(f"{where}: condition {cond} names unknown arguments {unknown}")
-            phrases = raw.get("phrases") or []
-            if not isinstance(phrases, list) or not all(isinstance(p, str) for p in phrases):
-                raise DomainError(f"{where}: 'phrases' must be a list of strings")
-            prims[name] = PrimitiveSpec(name, str(raw.get("description", "")), tuple(args), pre, eff,
-                                        tuple(p.lower() for p in phrases))
-        word_maps = {}
-        for key in ("goal_words", "required_words"):
-            words = data.get(key) or {}
-            if not isinstance(words, dict) or any(
-                    k not in FACT_PREDICATES or not isinstance(v, list) or not all(isinstance(w, str) for w in v)
-                    for k, v in words.items()):
-                raise DomainError(f"{source}: {key} maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
-            word_maps[key] = {k: tuple(w.lower() for w in v) for k, v in words.items()}
-        lists = {}
-        for key in ("stay_words", "reference_words", "exception_words", "generic_nouns", "search_words"):
-            words = data.get(key) or []
-            if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-                raise DomainError(f"{source}: {key} must be a list of words")
-            lists[key] = tuple(w.lower() for w in words)
-        groups = data.get("group_words") or {}
-        if not isinstance(groups, dict) or any(not isinstance(k, str) or not isinstance(v, list)
-                                                or not all(isinstance(w, str) for w in v) for k, v in groups.items()):
-            raise DomainError(f"{source}: group_words maps a word to the list of kinds it covers")
-        return cls(prims, dict(data.get("embodiment") or {}), word_maps["goal_words"],
-                   lists["stay_words"], word_maps["required_words"], lists["reference_words"],
-                   lists["exception_words"], lists["generic_nouns"],
-                   {k.lower(): tuple(w.lower() for w in v) for k, v in groups.items()},
-                   search_words=lists["search_words"])
+                    raise PrimitivesFileError(f"{where}: condition {cond} names unknown arguments {unknown}")
+            prims[raw.name] = PrimitiveSpec(raw.name, raw.description, args, pre, eff, _lower(raw.phrases))
+        return cls(prims, f.embodiment.model_dump(), {k: _lower(v) for k, v in f.goal_words.items()},
+                   _lower(f.stay_words), {k: _lower(v) for k, v in f.required_words.items()},
+                   _lower(f.reference_words), _lower(f.exception_words), _lower(f.generic_nouns),
+                   {k.lower(): _lower(v) for k, v in f.group_words.items()}, search_words=_lower(f.search_words))
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives

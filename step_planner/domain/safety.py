@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
+from pydantic import Field, model_validator
 
+from step_planner.config_schema import ConfigFileError, ConfigModel, read_yaml, validate
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.transitions import check_call
 from step_planner.domain.world import WorldState
@@ -22,16 +23,47 @@ from step_planner.domain.world import WorldState
 _NAME = re.compile(r"^[a-z0-9_]+$")
 
 
-class SafetyConfigError(ValueError):
+class SafetyConfigError(ConfigFileError):
     """The safety configuration is malformed."""
 
 
-def _vec3(value: Any, what: str) -> tuple[float, float, float]:
-    if not isinstance(value, (list, tuple)) or len(value) != 3 or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
-    ):
-        raise SafetyConfigError(f"{what} must be a list of three numbers, got {value!r}")
-    return (float(value[0]), float(value[1]), float(value[2]))
+Vec3 = Annotated[list[float], Field(min_length=3, max_length=3)]
+
+
+class Workspace(ConfigModel):
+    """The box every entity a call names must be inside (entities without a position, named poses, pass)."""
+
+    frame: str = Field("panda_link0", min_length=1, description="The frame of the box: the robot base frame.")
+    min: Vec3 = Field(description="m: the box's lowest corner (x, y, z).")
+    max: Vec3 = Field(description="m: the box's highest corner (x, y, z), above min on every axis.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Workspace:
+        if any(a >= b for a, b in zip(self.min, self.max, strict=True)):
+            raise ValueError("workspace.min must be below workspace.max on every axis")
+        return self
+
+
+class SafetySettings(ConfigModel):
+    """``config/safety.yaml``'s ``safety:`` section: the envelope's rules (the node's safety.* parameters too)."""
+
+    allowed_primitives: list[str] = Field(description="The only primitives that may move the arm.")
+    workspace: Workspace = Field(description="Workspace box in the robot base frame.")
+    max_velocity_scaling: float = Field(0.5, gt=0, le=1, description="Upper bound of a backend's velocity "
+                                        "scaling (fraction of the joint velocity limits; config/franka.yaml and "
+                                        "robot_boundary.yaml are checked against it).")
+    max_acceleration_scaling: float = Field(0.5, gt=0, le=1, description="Upper bound of a backend's "
+                                            "acceleration scaling (fraction of the joint acceleration limits).")
+    max_gripper_force_n: float = Field(70.0, gt=0, le=140, description="N: upper bound of a grasp force "
+                                       "(the Franka hand's continuous force is 70 N, 140 N peak).")
+    max_name_length: int = Field(64, ge=1, le=256, description="Characters: a longer call argument is refused.")
+
+
+class SafetyFile(ConfigModel):
+    """``config/safety.yaml``: the safety envelope, checked on every primitive call right before it would reach the
+    arm, after (and independently of) the planner's own checks."""
+
+    safety: SafetySettings
 
 
 def entity_position(world: WorldState, name: str) -> tuple[float, float, float] | None:
@@ -62,42 +94,22 @@ class SafetyEnvelope:
     frame: str = "panda_link0"
 
     @classmethod
-    def from_dict(cls, data: Any) -> SafetyEnvelope:
-        if not isinstance(data, dict):
-            raise SafetyConfigError("the safety config must be a mapping")
-        data = data.get("safety", data)
-        allowed = data.get("allowed_primitives")
-        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
-            raise SafetyConfigError("allowed_primitives must be a list of primitive names")
-        ws = data.get("workspace") or {}
-        lo, hi = _vec3(ws.get("min"), "workspace.min"), _vec3(ws.get("max"), "workspace.max")
-        if any(a >= b for a, b in zip(lo, hi, strict=True)):
-            raise SafetyConfigError("workspace.min must be below workspace.max on every axis")
-        limits = {}
-        for key in ("max_velocity_scaling", "max_acceleration_scaling"):
-            value = data.get(key, 0.5)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-                raise SafetyConfigError(f"{key} must be in (0, 1], got {value!r}")
-            limits[key] = float(value)
-        force = data.get("max_gripper_force_n", 70.0)
-        if isinstance(force, bool) or not isinstance(force, (int, float)) or force <= 0:
-            raise SafetyConfigError("max_gripper_force_n must be positive")
-        return cls(
-            allowed_primitives=frozenset(allowed),
-            workspace_min=lo,
-            workspace_max=hi,
-            max_gripper_force_n=float(force),
-            max_name_length=int(data.get("max_name_length", 64)),
-            frame=str(ws.get("frame", "panda_link0")),
-            **limits,
-        )
+    def from_settings(cls, settings: SafetySettings) -> SafetyEnvelope:
+        ws = settings.workspace
+        return cls(frozenset(settings.allowed_primitives), tuple(ws.min), tuple(ws.max),  # type: ignore[arg-type]
+                   settings.max_velocity_scaling, settings.max_acceleration_scaling, settings.max_gripper_force_n,
+                   settings.max_name_length, ws.frame)
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "safety") -> SafetyEnvelope:
+        """``data``: the file's contents, or its ``safety:`` section alone."""
+        if isinstance(data, dict) and "safety" in data:
+            return cls.from_settings(validate(SafetyFile, data, source, SafetyConfigError).safety)
+        return cls.from_settings(validate(SafetySettings, data, source, SafetyConfigError, prefix=("safety",)))
 
     @classmethod
     def load(cls, path: str | Path) -> SafetyEnvelope:
-        try:
-            return cls.from_dict(yaml.safe_load(Path(path).read_text()))
-        except (OSError, yaml.YAMLError) as exc:
-            raise SafetyConfigError(f"cannot read safety config {path}: {exc}") from exc
+        return cls.from_dict(read_yaml(path, SafetyConfigError), source=str(path))
 
     def violations(self, call: PrimitiveCall, library: PrimitiveLibrary, world: WorldState) -> list[str]:
         """Every reason ``call`` must not move the arm now (``world`` is the observed view)."""

@@ -11,26 +11,26 @@ Example::
       - {name: screwdriver, at: drawer}
     locations: [home]
 
-A malformed scene raises :class:`SceneError` naming the file and the entry; nothing is half-loaded.
+The schema is :class:`SceneFile`. A malformed scene raises :class:`SceneError` naming the file and every bad key;
+nothing is half-loaded.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
-import yaml
+from pydantic import Field, field_validator, model_validator
 
+from step_planner.config_schema import ConfigFileError, ConfigModel, read_yaml, validate
 from step_planner.domain.world import ObjectState, Place, WorldState
 
 PLACE_KINDS = ("surface", "drawer", "tray", "bin", "box")
-_OBJECT_KEYS = {"name", "category", "at", "graspable", "pushable", "reachable", "geometry"}
-_PLACE_KEYS = {"name", "kind", "open", "capacity", "reachable", "geometry"}
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-class SceneError(ValueError):
+class SceneError(ConfigFileError):
     """A scene file is malformed."""
 
 
@@ -50,90 +50,104 @@ def geometry_vector(geometry: dict, key: str, n: int, where: str, default=None) 
     return arr
 
 
-def _geometry(raw: dict, where: str) -> dict[str, Any]:
-    geometry = raw.get("geometry") or {}
-    if not isinstance(geometry, dict):
-        raise SceneError(f"{where}: 'geometry' must be a mapping")
-    return dict(geometry)
+Vec3 = Annotated[list[float], Field(min_length=3, max_length=3)]
 
 
-def _flag(raw: dict, key: str, default: bool, where: str) -> bool:
-    value = raw.get(key, default)
-    if not isinstance(value, bool):
-        raise SceneError(f"{where}: '{key}' must be true or false, got {value!r}")
-    return value
+class Geometry(ConfigModel):
+    """Where an entity is and what it looks like, for the simulators and motion planning (metres, base frame)."""
+
+    shape: Literal["box", "cylinder"] | None = Field(None, description="An object's shape (default box).")
+    size: list[Annotated[float, Field(gt=0)]] | None = Field(None, min_length=2, max_length=3, description=(
+        "m: a box's full extent (x, y, z), a cylinder's (radius, height)."))
+    position: Vec3 | None = Field(None, description="m: the centre (a place: its top surface's centre).")
+    yaw: float | None = Field(None, description="Degrees about z.")
+    mass: float | None = Field(None, gt=0, description="kg.")
+    rgba: list[Annotated[float, Field(ge=0, le=1)]] | None = Field(None, min_length=4, max_length=4,
+                                                                   description="Colour, each in [0, 1].")
+    cabinet_position: Vec3 | None = Field(None, description="m, a drawer: its cabinet's footprint centre.")
+    inner_size: Vec3 | None = Field(None, description="m, a drawer: its inside (x, y, wall height).")
+    slide: float | None = Field(None, gt=0, lt=1, description="m, a drawer: how far it opens.")
+    level: int | None = Field(None, ge=0, description="A drawer: its level in a cabinet of several (0 lowest).")
+    pull_direction: Vec3 | None = Field(None, description="A drawer: the direction it opens along (default "
+                                        "config/franka.yaml's drawer.pull_direction).")
+    handle_position: Vec3 | None = Field(None, description="m, a drawer: its handle (default in front of it).")
 
 
-def _name(raw: Any, where: str) -> str:
-    name = raw.get("name") if isinstance(raw, dict) else None
-    if not isinstance(name, str) or not name or not set(name) <= _NAME_CHARS or name == "gripper":
-        raise SceneError(f"{where}: 'name' must be a lowercase identifier (a-z, 0-9, _), got {name!r}")
+def _entity_name(name: str) -> str:
+    if not name or not set(name) <= _NAME_CHARS or name == "gripper":
+        raise ValueError(f"'name' must be a lowercase identifier (a-z, 0-9, _), got {name!r}")
     return name
 
 
+class PlaceModel(ConfigModel):
+    """Somewhere objects can be: a surface or a container."""
+
+    name: str = Field(description="A lowercase identifier (a-z, 0-9, _).")
+    kind: Literal[PLACE_KINDS] = Field("surface", description="What it is.")
+    open: bool | None = Field(None, description="Whether it is open at the start (default: true but for drawers).")
+    capacity: int | None = Field(None, ge=0, description="How many objects it holds (none: no limit).")
+    reachable: bool = Field(True, description="Whether the arm can reach it.")
+    geometry: Geometry = Field(Geometry(), description="Its pose and size.")
+
+    _name = field_validator("name")(_entity_name)
+
+
+class ObjectModel(ConfigModel):
+    """A movable object and where it starts."""
+
+    name: str = Field(description="A lowercase identifier (a-z, 0-9, _).")
+    category: str | None = Field(None, max_length=64, description="What kind of thing it is (default its name).")
+    at: str = Field(description="The place it starts in or on.")
+    graspable: bool = Field(True, description="Whether the gripper can grasp it.")
+    pushable: bool = Field(True, description="Whether it can be pushed.")
+    reachable: bool = Field(True, description="Whether the arm can reach it.")
+    geometry: Geometry = Field(Geometry(), description="Its shape, pose, mass and colour.")
+
+    _name = field_validator("name")(_entity_name)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_on(cls, raw: Any) -> Any:
+        if isinstance(raw, dict) and (True in raw or "on" in raw or "in" in raw):
+            raise ValueError("use 'at: <place>' (YAML reads a bare 'on' as true)")
+        return raw
+
+
+class SceneFile(ConfigModel):
+    """A scene (``config/scenes/*.yaml``): the initial world state of a task."""
+
+    name: str = Field("", description="The scene's name.")
+    description: str = Field("", description="What is where, in a sentence.")
+    places: list[PlaceModel] = Field([], description="Surfaces and containers.")
+    objects: list[ObjectModel] = Field([], description="Movable objects.")
+    locations: list[str] = Field(["home"], description="Named poses move_to may target (home is always one).")
+
+
 def scene_from_dict(data: Any, source: str = "<scene>") -> WorldState:
-    if not isinstance(data, dict):
-        raise SceneError(f"{source}: a scene is a mapping with 'places' and 'objects'")
+    scene = validate(SceneFile, data, source, SceneError)
     world = WorldState()
-    for key in ("places", "objects"):
-        if not isinstance(data.get(key) or [], list):
-            raise SceneError(f"{source}: '{key}' must be a list")
-    for i, raw in enumerate(data.get("places") or []):
-        where = f"{source}: places[{i}]"
-        name = _name(raw, where)
-        if unknown := set(raw) - _PLACE_KEYS:
-            raise SceneError(f"{where}: unknown keys {sorted(map(str, unknown))}")
-        kind = raw.get("kind", "surface")
-        if kind not in PLACE_KINDS:
-            raise SceneError(f"{where}: kind must be one of {PLACE_KINDS}, got {kind!r}")
-        capacity = raw.get("capacity")
-        if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0):
-            raise SceneError(f"{where}: capacity must be a non-negative integer")
-        if name in world.places:
-            raise SceneError(f"{where}: duplicate name '{name}'")
-        world.places[name] = Place(
-            name=name,
-            kind=kind,
-            is_open=_flag(raw, "open", kind != "drawer", where),
-            capacity=capacity,
-            reachable=_flag(raw, "reachable", True, where),
-            geometry=_geometry(raw, where),
-        )
-    for i, raw in enumerate(data.get("objects") or []):
+    for i, raw in enumerate(scene.places):
+        if raw.name in world.places:
+            raise SceneError(f"{source}: places[{i}]: duplicate name '{raw.name}'")
+        world.places[raw.name] = Place(
+            name=raw.name, kind=raw.kind, is_open=raw.kind != "drawer" if raw.open is None else raw.open,
+            capacity=raw.capacity, reachable=raw.reachable, geometry=raw.geometry.model_dump(exclude_none=True))
+    for i, raw in enumerate(scene.objects):
         where = f"{source}: objects[{i}]"
-        name = _name(raw, where)
-        if name in world.objects or name in world.places:
-            raise SceneError(f"{where}: duplicate name '{name}'")
-        if True in raw or "on" in raw or "in" in raw:
-            raise SceneError(f"{where}: use 'at: <place>' (YAML reads a bare 'on' as true)")
-        if unknown := set(raw) - _OBJECT_KEYS:
-            raise SceneError(f"{where}: unknown keys {sorted(map(str, unknown))}")
-        location = raw.get("at")
-        if location not in world.places:
-            raise SceneError(f"{where}: '{name}' is at unknown place {location!r}")
-        world.objects[name] = ObjectState(
-            name=name,
-            category=str(raw.get("category", name))[:64],
-            location=location,
-            graspable=_flag(raw, "graspable", True, where),
-            pushable=_flag(raw, "pushable", True, where),
-            reachable=_flag(raw, "reachable", True, where),
-            geometry=_geometry(raw, where),
-        )
+        if raw.name in world.objects or raw.name in world.places:
+            raise SceneError(f"{where}: duplicate name '{raw.name}'")
+        if raw.at not in world.places:
+            raise SceneError(f"{where}: '{raw.name}' is at unknown place {raw.at!r}")
+        world.objects[raw.name] = ObjectState(
+            name=raw.name, category=raw.name if raw.category is None else raw.category, location=raw.at,
+            graspable=raw.graspable, pushable=raw.pushable, reachable=raw.reachable,
+            geometry=raw.geometry.model_dump(exclude_none=True))
     for place in world.places.values():
         if place.capacity is not None and len(world.contents(place.name)) > place.capacity:
             raise SceneError(f"{source}: {place.name} holds more objects than its capacity")
-    locations = data.get("locations", ["home"])
-    if not isinstance(locations, list) or not all(isinstance(x, str) for x in locations):
-        raise SceneError(f"{source}: 'locations' must be a list of names")
-    world.locations = list(dict.fromkeys(["home", *locations]))
+    world.locations = list(dict.fromkeys(["home", *scene.locations]))
     return world
 
 
 def load_scene(path: str | Path) -> WorldState:
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise SceneError(f"cannot read scene {path}: {exc}") from exc
-    return scene_from_dict(data, source=str(path))
+    return scene_from_dict(read_yaml(path, SceneError), source=str(path))

@@ -6,86 +6,69 @@ the environment variable (`api_key_env`); the client reads the key from the envi
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass, fields
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from step_planner.config_schema import ConfigFileError, ConfigModel, read_yaml, validate
 
 STRUCTURED_MODES = ("auto", "json_schema", "json_object")
 
 
-class LLMConfigError(ValueError):
+class LLMConfigError(ConfigFileError):
     """A bad LLM config value, naming the key and what is wrong with it."""
 
 
-@dataclass(frozen=True)
-class LLMConfig:
+class LLMConfig(ConfigModel):
     """How to reach an OpenAI-compatible chat-completions endpoint and how hard to try."""
 
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None  # None: the openai package default (api.openai.com or $OPENAI_BASE_URL)
-    api_key_env: str = "OPENAI_API_KEY"  # name of the env variable holding the key; never the key
-    timeout_s: float = 30.0
-    max_retries: int = 3  # transport-level retries after the first attempt
-    backoff_s: float = 0.5  # base of the exponential backoff between transport retries
-    backoff_cap_s: float = 8.0
-    retry_after_cap_s: float = 30.0  # a 429's Retry-After is honoured up to this many seconds
-    temperature: float = 0.0
-    max_tokens: int = 800
-    structured: str = "auto"  # auto | json_schema | json_object
-    strict: bool = True  # json_schema with strict=true where the server accepts it (else without)
-    max_answer_chars: int = 20000  # a longer answer is rejected as invalid, never parsed
-
-    def __post_init__(self) -> None:
-        if not self.model:
-            raise LLMConfigError("llm.model: must be a non-empty model name")
-        if self.structured not in STRUCTURED_MODES:
-            modes = ", ".join(STRUCTURED_MODES)
-            raise LLMConfigError(f"llm.structured: {self.structured!r} is not one of {modes}")
-        for name in ("timeout_s", "max_tokens", "max_answer_chars"):
-            if getattr(self, name) <= 0:
-                raise LLMConfigError(f"llm.{name}: must be > 0, got {getattr(self, name)!r}")
-        for name in ("max_retries", "backoff_s", "backoff_cap_s", "retry_after_cap_s", "temperature"):
-            if getattr(self, name) < 0:
-                raise LLMConfigError(f"llm.{name}: must be >= 0, got {getattr(self, name)!r}")
+    model: str = Field("gpt-4o-mini", min_length=1, description="The model name the endpoint serves.")
+    base_url: str | None = Field(None, description="The endpoint, e.g. http://localhost:11434/v1 (Ollama); null: "
+                                 "the openai package default (api.openai.com or $OPENAI_BASE_URL).")
+    api_key_env: str = Field("OPENAI_API_KEY", description="Name of the environment variable holding the key "
+                             "(never the key itself).")
+    timeout_s: float = Field(30.0, gt=0, description="s: one request.")
+    max_retries: int = Field(3, ge=0, description="Transport-level retries after the first attempt.")
+    backoff_s: float = Field(0.5, ge=0, description="s: base of the exponential backoff between retries.")
+    backoff_cap_s: float = Field(8.0, ge=0, description="s: the longest backoff.")
+    retry_after_cap_s: float = Field(30.0, ge=0, description="s: a 429's Retry-After is honoured up to this.")
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature.")
+    max_tokens: int = Field(800, gt=0, description="Tokens per answer.")
+    structured: Literal[STRUCTURED_MODES] = Field("auto", description="auto | json_schema | json_object (servers "
+                                                  "without structured outputs).")
+    strict: bool = Field(True, description="json_schema with strict=true where the server accepts it.")
+    max_answer_chars: int = Field(20000, gt=0, description="A longer answer is rejected as invalid, never parsed.")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> LLMConfig:
+    def from_dict(cls, data: dict[str, Any] | None, source: str = "llm") -> LLMConfig:
         """Build from a plain dict (e.g. the `llm:` section of a YAML file), rejecting unknown keys."""
         data = dict(data or {})
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            hint = " (put the key itself in the environment variable named by api_key_env)" if (
-                "api_key" in unknown) else ""
-            raise LLMConfigError(f"llm: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}{hint}")
-        for name, value in data.items():
-            data[name] = _check_type(name, value, known[name].type)
-        return cls(**data)
+        if "api_key" in data:
+            raise LLMConfigError(f"{source}: llm.api_key: never in a file; put the key itself in the environment "
+                                 "variable named by api_key_env")
+        return validate(cls, data, source, LLMConfigError, prefix=("llm",))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for reports and recordings (contains no secret by construction)."""
-        return dataclasses.asdict(self)
+        return self.model_dump()
 
     def read_api_key(self) -> str | None:
         """The key from the environment, or None when the variable is unset or empty."""
         return os.environ.get(self.api_key_env) or None
 
 
-def _check_type(name: str, value: Any, annotation: str) -> Any:
-    """Accept a value of the annotated type; ints are fine where floats are expected."""
-    allows_none = "None" in annotation
-    if value is None:
-        if allows_none:
-            return None
-        raise LLMConfigError(f"llm.{name}: must not be null")
-    base = annotation.replace("| None", "").strip()
-    if base == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if base == "int" and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if base == "str" and isinstance(value, str):
-        return value
-    if base == "bool" and isinstance(value, bool):
-        return value
-    raise LLMConfigError(f"llm.{name}: expected {annotation}, got {type(value).__name__} {value!r}")
+class LLMFile(ConfigModel):
+    """``config/llm.yaml``: the LLM endpoint (command-line flags and STEP_PLANNER_* variables override it)."""
+
+    llm: LLMConfig = Field(LLMConfig(), description="The endpoint and how hard to try.")
+
+
+def load_llm_file(path: str | Path) -> dict[str, Any]:
+    """The ``llm:`` section of an LLM config file as the settings it states (for overrides to be merged into)."""
+    data = read_yaml(path, LLMConfigError)
+    if isinstance(data, dict) and "api_key" in (data.get("llm") or {}):
+        LLMConfig.from_dict(data["llm"], str(path))
+    validate(LLMFile, data or {}, str(path), LLMConfigError)
+    return dict(data["llm"] or {}) if isinstance(data, dict) and data.get("llm") else {}

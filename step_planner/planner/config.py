@@ -9,49 +9,51 @@ BUDGET_EXCEEDED and a reason — never a hang.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import Field, model_validator
 
+from step_planner.config_schema import ConfigFileError, ConfigModel, Items, read_yaml, validate
 from step_planner.planner.profiles import DEFAULT_PROFILE, Profile, ProfileError, resolve_profile
 
 
-class ConfigError(ValueError):
+class ConfigError(ConfigFileError):
     """A planner configuration value is missing, of the wrong type or out of range."""
 
 
-_INTS = ("max_depth", "max_children", "children_per_condition", "max_replans_per_node", "max_llm_calls",
-         "llm_calls_per_condition", "max_primitives", "primitives_per_condition")
-_FLOATS = ("wall_clock_s", "wall_clock_per_condition_s", "overlap_min_motion_s")
-_ZERO_OK = ("children_per_condition", "llm_calls_per_condition", "primitives_per_condition",
-            "wall_clock_per_condition_s", "overlap_min_motion_s")
+class PlannerConfig(ConfigModel):
+    """``config/planner.yaml``'s ``planner:`` section (``config/bench.yaml`` too): the profile and the budgets."""
 
+    profile: str = Field(DEFAULT_PROFILE, description="A profile of config/profiles.yaml, optionally with "
+                         "+feature / -feature.")
+    max_depth: int = Field(4, ge=1, description="Deepest subgoal (the instruction is depth 0; a profile may lower "
+                           "it).")
+    max_children: int = Field(8, ge=1, description="Live children of one subgoal ...")
+    children_per_condition: int = Field(2, ge=0, description="... plus this many per fact of that subgoal.")
+    max_replans_per_node: int = Field(3, ge=1, description="Rejected proposals for one child position before the "
+                                      "subgoal itself fails.")
+    max_llm_calls: int = Field(40, ge=1, description="LLM calls per goal ...")
+    llm_calls_per_condition: int = Field(12, ge=0, description="... plus this many per fact of the task.")
+    max_primitives: int = Field(16, ge=1, description="Primitives per goal ...")
+    primitives_per_condition: int = Field(6, ge=0, description="... plus this many per fact of the task.")
+    wall_clock_s: float = Field(300.0, gt=0, description="s per goal ...")
+    wall_clock_per_condition_s: float = Field(120.0, ge=0, description="... plus this many per fact of the task.")
+    require_verified_success: bool = Field(True, description="A done claim no condition checked ends "
+                                           "PLANNING_FAILED.")
+    overlap_min_motion_s: float = Field(0.25, ge=0, description="s, feature overlap: prepare the next answer "
+                                        "during a primitive only when the last one took this long.")
+    prompts_dir: str = Field("", description="Prompt templates; empty: the package's config/prompts.")
+    extra_features: Items[str] = Field((), description="+name / -name changes to the profile's features "
+                                       "(older files: features).")
 
-@dataclass(frozen=True)
-class PlannerConfig:
-    profile: str = DEFAULT_PROFILE  # a profile name, optionally with +feature / -feature
-    max_depth: int = 4  # the root is depth 0 (a profile may lower it)
-    max_children: int = 8  # live (non-abandoned) children of one subgoal ...
-    children_per_condition: int = 2  # ... plus this many per condition of that subgoal
-    max_replans_per_node: int = 3  # rejected proposals in one round (one child position) of a node
-    max_llm_calls: int = 40  # per goal: base ...
-    llm_calls_per_condition: int = 12  # ... plus this many per fact of the task
-    max_primitives: int = 16
-    primitives_per_condition: int = 6
-    wall_clock_s: float = 300.0
-    wall_clock_per_condition_s: float = 120.0
-    require_verified_success: bool = True  # a done claim no condition checked ends PLANNING_FAILED
-    overlap_min_motion_s: float = 0.25  # overlap: prepare during a primitive only when the last one took this long
-    prompts_dir: str = ""  # empty: the package's config/prompts
-    extra_features: tuple[str, ...] = field(default=())  # "+name" / "-name" changes to the profile's
-
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _profile_exists(self) -> PlannerConfig:
         try:
             resolve_profile(self.resolved_profile_name)
         except ProfileError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ValueError(str(exc)) from None
+        return self
 
     @property
     def resolved_profile_name(self) -> str:
@@ -79,50 +81,40 @@ class PlannerConfig:
                 self.wall_clock_s + self.wall_clock_per_condition_s * size)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> PlannerConfig:
-        data = dict(data or {})
-        known = {f.name for f in fields(cls)}
-        if "features" in data:  # older files: a list of feature names added to the profile
-            data["extra_features"] = data.pop("features")
-        if unknown := sorted(set(data) - known):
-            raise ConfigError(f"unknown planner settings {unknown}; known: {sorted(known)}")
-        kwargs: dict[str, Any] = {}
-        for name, value in data.items():
-            if name in _INTS:
-                low = 0 if name in _ZERO_OK else 1
-                if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                    raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
-            elif name in _FLOATS:
-                low = 0.0 if name in _ZERO_OK else 1e-9
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
-                    raise ConfigError(f"{name} must be a number >= {low:g}, got {value!r}")
-                value = float(value)
-            elif name == "require_verified_success":
-                if not isinstance(value, bool):
-                    raise ConfigError(f"require_verified_success must be true or false, got {value!r}")
-            elif name == "extra_features":
-                if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-                    raise ConfigError("features must be a list of names (+name adds, -name removes)")
-                value = tuple(v for v in value if v)
-            else:
-                value = str(value)
-            kwargs[name] = value
-        return cls(**kwargs)
+    def from_dict(cls, data: dict[str, Any] | None, source: str = "planner") -> PlannerConfig:
+        return validate(cls, _renamed(data or {}), source, ConfigError, prefix=("planner",))
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PlannerConfig:
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read planner config {path}: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping")
-        return cls.from_dict(data.get("planner", data))
+        """The file's ``planner:`` section (or the file itself when it has none)."""
+        data = read_yaml(path, ConfigError) or {}
+        if isinstance(data, dict) and "planner" in data:
+            return validate(PlannerFile, {**data, "planner": _renamed(data["planner"])}, str(path), ConfigError).planner
+        return cls.from_dict(data, source=str(path))
 
     def with_changes(self, **changes: Any) -> PlannerConfig:
         return PlannerConfig.from_dict({**self.to_dict(), **changes})
 
     def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = self.model_dump()
         out["extra_features"] = list(self.extra_features)
         return out
+
+
+class PlannerFile(ConfigModel):
+    """``config/planner.yaml`` and ``config/bench.yaml``."""
+
+    planner: PlannerConfig = Field(default_factory=PlannerConfig, description="The profile and the budgets of "
+                                   "one goal.")
+
+
+def _renamed(data: Any) -> Any:
+    """Older files' ``features`` is ``extra_features``; empty names (a ROS string array's placeholder) are none."""
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    if "features" in data:
+        data["extra_features"] = data.pop("features")
+    if isinstance(data.get("extra_features"), (list, tuple)):
+        data["extra_features"] = [v for v in data["extra_features"] if v != ""]
+    return data

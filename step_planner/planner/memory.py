@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import Field, RootModel
 
+from step_planner.config_schema import ConfigModel, read_yaml, validate
 from step_planner.domain.world import GRIPPER, WorldState
 
 Embedder = Callable[[Sequence[str]], Any]  # texts -> array (n, d) of unit vectors
@@ -70,6 +71,21 @@ class Example:
         return f"- {self.subgoal}\n{steps}"
 
 
+class SeedExample(ConfigModel):
+    """A subgoal-level decomposition that worked."""
+
+    subgoal: str = Field(min_length=1, description="The subgoal, as an instruction.")
+    children: list[str] = Field(min_length=1, description="Its children, in order (calls or instructions).")
+
+
+class EpisodicSeed(RootModel[list[SeedExample]]):
+    """``config/episodic_seed.yaml``: examples episodic memory starts with on a fresh machine."""
+
+
+def load_seed(path: str | Path) -> list[SeedExample]:
+    return validate(EpisodicSeed, read_yaml(path) or [], str(path)).root
+
+
 class EpisodicMemory:
     """A JSON-lines store of successful subtrees, seeded from ``config/episodic_seed.yaml``."""
 
@@ -82,8 +98,8 @@ class EpisodicMemory:
         self.examples: list[Example] = []
         self._vectors: Any = None
         if seed and Path(seed).exists():
-            for raw in yaml.safe_load(Path(seed).read_text()) or []:
-                self.examples.append(Example(str(raw["subgoal"]), [str(c) for c in raw["children"]]))
+            for raw in load_seed(seed):
+                self.examples.append(Example(raw.subgoal, list(raw.children)))
         if self.store.exists():
             for line in self.store.read_text().splitlines():
                 try:

@@ -14,19 +14,19 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
-import yaml
+from pydantic import Field, model_validator
 
+from step_planner.config_schema import ConfigFileError, ConfigModel, read_yaml, validate
 from step_planner.planner.features import KNOWN_FEATURES
 from step_planner.planner.termination import TERMINATION_MODES
 from step_planner.resources import config_path
 
 DEFAULT_PROFILE = "grounded"
-_KEYS = {"description", "conditions", "termination", "features", "history", "max_depth", "replan"}
 
 
-class ProfileError(ValueError):
+class ProfileError(ConfigFileError):
     """An unknown profile or feature, or a malformed profiles file."""
 
 
@@ -60,42 +60,38 @@ class Profile:
         return replace(self, name=self.name + suffix, features=frozenset(features))
 
 
-def _profile(name: str, raw: Any, source: str) -> Profile:
-    where = f"{source}: profile {name!r}"
-    if not isinstance(raw, dict):
-        raise ProfileError(f"{where}: expected a mapping")
-    if unknown := sorted(set(raw) - _KEYS):
-        raise ProfileError(f"{where}: unknown keys {unknown}; known: {sorted(_KEYS)}")
-    termination = raw.get("termination", "grounded")
-    if termination not in TERMINATION_MODES:
-        raise ProfileError(f"{where}: termination must be one of {', '.join(TERMINATION_MODES)}")
-    features = raw.get("features") or []
-    if not isinstance(features, list) or set(features) - KNOWN_FEATURES:
-        raise ProfileError(f"{where}: features must be a list of {', '.join(sorted(KNOWN_FEATURES))}")
-    history = raw.get("history", "tree")
-    if history not in ("tree", "whole_task"):
-        raise ProfileError(f"{where}: history must be tree or whole_task")
-    depth = raw.get("max_depth")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ProfileError(f"{where}: max_depth must be a positive integer")
-    flags = {k: raw.get(k, True) for k in ("conditions", "replan")}
-    if any(not isinstance(v, bool) for v in flags.values()):
-        raise ProfileError(f"{where}: conditions and replan are true or false")
-    if flags["conditions"] and termination != "grounded":
-        raise ProfileError(f"{where}: conditions need termination: grounded")
-    return Profile(name, flags["conditions"], termination, frozenset(features), history, depth, flags["replan"],
-                   str(raw.get("description", "")))
+class ProfileModel(ConfigModel):
+    """One planner profile of ``config/profiles.yaml``."""
+
+    description: str = Field("", description="What this planner is, in a sentence.")
+    conditions: bool = Field(True, description="The goal and every subgoal's success_when are asked for and "
+                             "checked in the world (needs termination: grounded).")
+    termination: Literal[TERMINATION_MODES] = Field("grounded", description="Who decides execute / decompose / "
+                                                    "re-plan for a new child (planner/termination.py).")
+    features: list[Literal[tuple(sorted(KNOWN_FEATURES))]] = Field(  # type: ignore[misc]
+        [], description="Planner features that are on (planner/features.py).")
+    history: Literal["tree", "whole_task"] = Field("tree", description="tree: a prompt sees its parent, siblings "
+                                                   "and the observation; whole_task: plus every executed action.")
+    max_depth: int | None = Field(None, ge=1, description="Overrides the budget (1 = flat).")
+    replan: bool = Field(True, description="false: after the first answer, no more decomposition (one-shot).")
+
+    @model_validator(mode="after")
+    def _grounded(self) -> ProfileModel:
+        if self.conditions and self.termination != "grounded":
+            raise ValueError("conditions need termination: grounded")
+        return self
+
+
+class ProfilesFile(ConfigModel):
+    """``config/profiles.yaml``: which variant of STEP plans a goal."""
+
+    profiles: dict[str, ProfileModel] = Field(min_length=1, description="Profile name -> its settings.")
 
 
 def load_profiles(path: str | Path) -> dict[str, Profile]:
-    try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ProfileError(f"cannot read planner profiles {path}: {exc}") from exc
-    profiles = data.get("profiles") if isinstance(data, dict) else None
-    if not isinstance(profiles, dict) or not profiles:
-        raise ProfileError(f"{path}: expected a 'profiles' mapping")
-    return {name: _profile(name, raw, str(path)) for name, raw in profiles.items()}
+    f = validate(ProfilesFile, read_yaml(path, ProfileError), str(path), ProfileError)
+    return {name: Profile(name, p.conditions, p.termination, frozenset(p.features), p.history, p.max_depth,
+                          p.replan, p.description) for name, p in f.profiles.items()}
 
 
 @lru_cache(maxsize=4)

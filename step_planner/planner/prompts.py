@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from step_planner.config_schema import ConfigFileError, ConfigModel, read_yaml, validate
 from step_planner.domain.conditions import FACT_SYNTAX, explain_failure
 from step_planner.domain.primitives import PrimitiveLibrary, call_shape
 from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer, answer_schema, json_schema
@@ -36,8 +36,62 @@ SECTIONS = {"goal": (), "goal_restate": ("names", "inside"), "ambiguity": ("unse
 ANSWER_STYLES = ("grounded", "text", "calls")
 
 
-class PromptError(ValueError):
-    """A prompt template is missing or has an unknown placeholder."""
+class PromptError(ConfigFileError):
+    """A prompt template is missing or has an unknown placeholder, or examples.yaml is malformed."""
+
+
+class ExampleChild(ConfigModel):
+    subgoal: str = Field(min_length=1, description="A short instruction or a primitive call.")
+    call: str | None = Field(None, description="Grounded answers: the primitive call, when one action.")
+    success_when: list[str] = Field([], description="Grounded answers: facts that hold once it is achieved.")
+
+
+class ExampleDecomposition(ConfigModel):
+    """A worked decomposition answer (every field any decomposition schema has; it is filtered to the one in use)."""
+
+    reasoning: str = Field("", description="Brief thinking.")
+    question: str | None = Field(None, description="A question for the person instead.")
+    goal: list[str] = Field([], description="The instruction's goal facts.")
+    done: bool = Field(False, description="The subgoal is already achieved.")
+    next: ExampleChild | None = Field(None, description="The next child.")
+    then: list[ExampleChild] = Field([], description="The children planned after next.")
+    control: Literal["sequence", "fallback", "parallel"] = Field("sequence", description="How children combine.")
+
+
+class DecomposeExample(ConfigModel):
+    situation: str = Field(description="The task, subgoal and observation the answer is for.")
+    grounded: ExampleDecomposition | None = Field(None, description="The answer in the grounded style.")
+    text: ExampleDecomposition | None = Field(None, description="The answer in STEP's text style.")
+    calls: ExampleDecomposition | None = Field(None, description="The answer of a flat (calls) planner.")
+
+
+class TerminationExample(ConfigModel):
+    reasoning: str = Field("", description="Brief thinking.")
+    verdict: Literal["execute", "decompose", "replan"] = Field(description="The verdict.")
+    call: str | None = Field(None, description="The call, when execute.")
+
+
+class CompletionExample(ConfigModel):
+    reasoning: str = Field("", description="Brief thinking.")
+    achieved: bool = Field(description="The subgoal is achieved.")
+
+
+class TerminateExample(ConfigModel):
+    situation: str = Field(description="The subgoal and observation the answer is for.")
+    answer: TerminationExample
+
+
+class VerifyExample(ConfigModel):
+    situation: str = Field(description="The subgoal and observation the answer is for.")
+    answer: CompletionExample
+
+
+class ExamplesFile(ConfigModel):
+    """``config/prompts/examples.yaml``: one short worked example per prompt kind."""
+
+    decompose: DecomposeExample | None = Field(None, description="Decomposition prompts.")
+    terminate: TerminateExample | None = Field(None, description="Termination prompts.")
+    verify: VerifyExample | None = Field(None, description="Completion prompts.")
 
 
 def _find_prompts_dir(configured: str) -> Path:
@@ -98,10 +152,8 @@ class PromptBook:
                 templates[name] = path.read_text()
             except OSError as exc:
                 raise PromptError(f"missing prompt template {path}: {exc}") from exc
-        try:
-            examples = yaml.safe_load((folder / "examples.yaml").read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise PromptError(f"cannot read {folder / 'examples.yaml'}: {exc}") from exc
+        examples = read_yaml(folder / "examples.yaml", PromptError) or {}
+        validate(ExamplesFile, examples, str(folder / "examples.yaml"), PromptError)
         if history not in ("tree", "whole_task"):
             raise PromptError(f"history must be tree or whole_task, got {history!r}")
         book = cls(library, templates, examples, history)

@@ -51,6 +51,8 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from step_planner.config_schema import ConfigFileError
+
 STOP_TIMEOUT_S = 7.0  # for the node's goals to end; launch sends SIGTERM after 5 s, SIGKILL after 10 s
 JOIN_TIMEOUT_S = 1.0  # for the spin thread once the executor is shut down
 POLL_S = 0.05
@@ -153,7 +155,11 @@ def run_node(make_node: Callable[[], Node], args: list[str], *, num_threads: int
     spinner: Spinner | None = None
     code = 0
     try:
-        node = make_node()
+        try:
+            node = make_node()
+        except ConfigFileError as exc:  # a bad config file: its problems, the node never starts, nothing moves
+            logger.fatal(f"cannot start: {exc}")
+            return 2
         logger = node.get_logger()
         executor = JoiningExecutor(num_threads=num_threads)
         executor.add_node(node)

@@ -1,41 +1,95 @@
 """``config/robot_boundary.yaml``: the controller actions, joint names and conventions of one robot.
 
-Pure Python (no ROS): a malformed file is refused with a :class:`BoundaryConfigError` naming the key,
-before anything talks to a controller, so bad config never moves the arm. Robot-specific names are data
-here, never branches in code.
+Pure Python (no ROS): the file's schema is :class:`BoundaryFile`; a malformed file is refused with a
+:class:`BoundaryConfigError` naming every offending key, before anything talks to a controller, so bad config never
+moves the arm. Robot-specific names are data here, never branches in code.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
-import yaml
+from pydantic import Field, field_validator, model_validator
 
+from step_planner.config_schema import ConfigFileError, ConfigModel, Items, pattern, read_yaml, validate
 from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, VEL_LIMITS
 
 GRIPPER_SERVERS = ("gripper_action_controller", "franka_gripper")
 POSITION_CONVENTIONS = ("per_finger", "full_width")
+AbsoluteName = pattern(r"^/[^\s]+$", "an absolute ROS name such as /a/b")
+OptionalName = pattern(r"^(/[^\s]+)?$", "empty or an absolute ROS name such as /a/b")
+Position = Literal["per_finger", "full_width"]
 
 
-class BoundaryConfigError(ValueError):
+class BoundaryConfigError(ConfigFileError):
     """``config/robot_boundary.yaml`` is malformed; the message names the offending key."""
 
 
-@dataclass(frozen=True)
-class ArmBoundary:
-    action: str
-    joints: tuple[str, ...]  # the controller's names, in the planning model's order (ARM_JOINTS)
-    # rad/s^2, same order: how fast the arm controller brings each joint to rest on a cancel or an abort
-    # (joint_trajectory_controller's max_deceleration_on_cancel); empty: not stated, no speed is derived from it
-    stop_deceleration: tuple[float, ...] = ()
-    # rad, same order: the robot's joint position limits (empty: not stated; then only the model's ranges bound plans)
-    lower: tuple[float, ...] = ()
-    upper: tuple[float, ...] = ()
-    velocity_limits: tuple[float, ...] = ()  # rad/s, same order (empty: not stated)
-    limit_reflex: bool = False  # a joint past its limits stops the robot and aborts the goal (the FR3's reflex)
+def _distinct(names: tuple[str, ...], n: int) -> tuple[str, ...]:
+    if len(names) != n or len(set(names)) != n or not all(names):
+        raise ValueError(f"must list {n} distinct joint names")
+    return names
+
+
+class PositionLimits(ConfigModel):
+    lower: Items[Annotated[float, Field(ge=-2 * np.pi, le=2 * np.pi)]] = Field(
+        description="rad: each arm joint's lowest position, in joint order (7 angles in [-2 pi, 2 pi]).")
+    upper: Items[Annotated[float, Field(ge=-2 * np.pi, le=2 * np.pi)]] = Field(
+        description="rad: each arm joint's highest position (7 angles, lower < upper).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PositionLimits:
+        n = len(ARM_JOINTS)
+        if len(self.lower) != n or len(self.upper) != n or any(
+                lo >= hi for lo, hi in zip(self.lower, self.upper, strict=True)):
+            raise ValueError(f"position_limits must give lower and upper, {n} angles each with lower < upper")
+        return self
+
+
+class ArmBoundary(ConfigModel):
+    """The arm controller (joint_trajectory_controller) of one robot."""
+
+    action: AbsoluteName = Field(description="The FollowJointTrajectory action.")
+    joints: Items[str] = Field(description="The controller's joint names, in the planning model's order "
+                               "(panda_joint1..7).")
+    stop_deceleration: Items[Annotated[float, Field(gt=0, le=100)]] = Field(
+        (), description="rad/s^2, same order: how fast the controller brings each joint to rest on a cancel "
+        "(max_deceleration_on_cancel); empty: not stated, no stop-speed cap is derived from it.")
+    position_limits: PositionLimits | None = Field(
+        None, description="The robot's joint position limits (none: only the model's ranges bound plans).")
+    velocity_limits: Items[Annotated[float, Field(gt=0)]] = Field(
+        (), description="rad/s, same order: the robot's joint velocity limits (empty: not stated).")
+    limit_reflex: bool = Field(False, description="A joint past its limits stops the robot and aborts the goal "
+                               "(the FR3's reflex); needs position_limits.")
+
+    @field_validator("joints")
+    @classmethod
+    def _joints(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        return _distinct(names, len(ARM_JOINTS))
+
+    @field_validator("stop_deceleration", "velocity_limits")
+    @classmethod
+    def _per_joint(cls, values: tuple[float, ...]) -> tuple[float, ...]:
+        if len(values) not in (0, len(ARM_JOINTS)):
+            raise ValueError(f"must list {len(ARM_JOINTS)} values, one per joint (or none)")
+        return values
+
+    @model_validator(mode="after")
+    def _reflex(self) -> ArmBoundary:
+        if self.limit_reflex and self.position_limits is None:
+            raise ValueError("limit_reflex: true needs position_limits")
+        return self
+
+    @property
+    def lower(self) -> tuple[float, ...]:
+        return self.position_limits.lower if self.position_limits else ()
+
+    @property
+    def upper(self) -> tuple[float, ...]:
+        return self.position_limits.upper if self.position_limits else ()
 
     def outside_limits(self, q: np.ndarray, slack: float = 0.0) -> list[tuple[int, int, float]]:
         """(waypoint, joint, position) of every position of ``q`` (n x 7, planning-model order) more than ``slack``
@@ -47,20 +101,29 @@ class ArmBoundary:
         return [(int(r), int(c), float(q[r, c])) for r, c in zip(rows, cols, strict=True)]
 
 
-@dataclass(frozen=True)
-class GripperBoundary:
-    server: str
-    action: str
-    joints: tuple[str, ...]  # the finger joints' names, in FINGER_JOINTS order
-    goal_position: str  # per_finger | full_width: what GripperCommand.position means in a goal
-    result_position: str  # per_finger | full_width: what the result's position means
-    max_effort: float
-    grasp_epsilon: float = 0.005  # franka_gripper: a grasp holds iff the gap is within this of the expected width
-    speed: float = 0.1  # franka_gripper: move and grasp speed (m/s), its default (franka_gripper_node.yaml:5)
-    # franka_gripper: the widest ~/move opening (m between the fingers), never more than the width the hand reports
-    # after homing; and whether to home once at start-up (libfranka measures the maximum width, gripper.h:65-78)
-    open_width: float = 0.078
-    homing: bool = False
+class GripperBoundary(ConfigModel):
+    """The gripper of one robot: ros2_controllers' GripperActionController or franka_gripper's node."""
+
+    server: Literal["gripper_action_controller", "franka_gripper"] = Field(description="Which gripper server.")
+    action: AbsoluteName = Field(description="The GripperCommand action (franka_gripper: its gripper_action, "
+                                 "whose siblings grasp and move are used).")
+    joints: Items[str] = Field(description="The finger joints' names, in the planning model's order.")
+    goal_position: Position = Field(description="What GripperCommand.position means in a goal.")
+    result_position: Position = Field(description="What the result's position means.")
+    max_effort: float = Field(gt=0, le=3600, description="N: the grasp force (checked against config/safety.yaml "
+                              "max_gripper_force_n).")
+    grasp_epsilon: float = Field(0.005, gt=0, le=0.05, description="m, franka_gripper: a grasp holds iff the gap "
+                                 "is within this of the expected width.")
+    speed: float = Field(0.1, gt=0, le=0.2, description="m/s, franka_gripper: move and grasp speed.")
+    open_width: float = Field(0.078, gt=0, le=0.2, description="m between the fingers, franka_gripper: the widest "
+                              "~/move opening (never more than the width the hand reports after homing).")
+    homing: bool = Field(False, description="franka_gripper: home once at start-up (libfranka measures the "
+                         "maximum width).")
+
+    @field_validator("joints")
+    @classmethod
+    def _joints(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        return _distinct(names, len(FINGER_JOINTS))
 
     @property
     def node(self) -> str:
@@ -76,33 +139,88 @@ class GripperBoundary:
         return position if self.result_position == "per_finger" else position / 2.0
 
 
-@dataclass(frozen=True)
-class FrankaHardwareBoundary:
+class FrankaHardwareBoundary(ConfigModel):
     """franka_ros2's ros2_control on the FR3: where a client learns that a reflex stopped the robot and how it
     recovers (franka_ros2@29cb85a franka_hardware/doc/index.rst:73-160)."""
 
-    controller_manager: str  # the controller manager's node: its ~/list_controllers, ~/switch_controller, ...
-    hardware_component: str  # franka_hardware's component name (FrankaHardwareInterface, or <prefix>_...)
-    error_recovery: str  # franka_msgs/action/ErrorRecovery (libfranka's automaticErrorRecovery)
-    robot_state: str  # franka_robot_state_broadcaster's franka_msgs/msg/FrankaRobotState topic
-    controllers: tuple[str, ...]  # activated again by the third recovery step (those loaded)
+    controller_manager: AbsoluteName = Field(description="The controller manager's node: its ~/list_controllers, "
+                                             "~/switch_controller, ...")
+    hardware_component: str = Field(min_length=1, pattern=r"^[^/]+$", description="franka_hardware's component name "
+                                    "(FrankaHardwareInterface, or <prefix>_...).")
+    error_recovery: AbsoluteName = Field(description="franka_msgs/action/ErrorRecovery (libfranka's "
+                                         "automaticErrorRecovery).")
+    robot_state: AbsoluteName = Field(description="franka_robot_state_broadcaster's franka_msgs/msg/FrankaRobotState "
+                                      "topic.")
+    controllers: Items[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="Activated again by the third recovery step (those loaded).")
 
 
-@dataclass(frozen=True)
-class TrajectorySettings:
-    point_period_s: float = 0.02
-    path_tolerance: float = 0.1
-    goal_tolerance: float = 0.005
-    goal_time_tolerance_s: float = 1.0
+class TrajectorySettings(ConfigModel):
+    """FollowJointTrajectory goals."""
+
+    point_period_s: float = Field(0.02, gt=0, le=10, description="s: a waypoint every this long of the timed "
+                                  "trajectory (the controller splines between them).")
+    path_tolerance: float = Field(0.1, gt=0, le=10, description="rad, every joint: lagging the plan by more means "
+                                  "the arm is blocked (PATH_TOLERANCE_VIOLATED).")
+    goal_tolerance: float = Field(0.005, gt=0, le=10, description="rad, every joint: where the arm must come to "
+                                  "rest at the end.")
+    goal_time_tolerance_s: float = Field(1.0, gt=0, le=10, description="s: how long after the trajectory's end "
+                                         "it may take to get there.")
 
 
-@dataclass(frozen=True)
-class Timeouts:
-    server_wait_s: float = 10.0
-    goal_accept_s: float = 10.0
-    trajectory_margin_s: float = 5.0
-    gripper_s: float = 5.0
-    state_stale_s: float = 1.0
+class Timeouts(ConfigModel):
+    server_wait_s: float = Field(10.0, gt=0, le=3600, description="s: waiting for an action server to appear.")
+    goal_accept_s: float = Field(10.0, gt=0, le=3600, description="s: a goal neither accepted nor rejected by "
+                                 "then is an error.")
+    trajectory_margin_s: float = Field(5.0, gt=0, le=3600, description="s: a trajectory's result may come this "
+                                       "much later than its duration.")
+    gripper_s: float = Field(5.0, gt=0, le=3600, description="s: one gripper command.")
+    state_stale_s: float = Field(1.0, gt=0, le=3600, description="s: no joint state for this long while a goal "
+                                 "runs: the robot is lost.")
+
+
+class RobotBoundary(ConfigModel):
+    arm: ArmBoundary
+    gripper: GripperBoundary
+    franka_hardware: FrankaHardwareBoundary | None = Field(
+        None, description="The FR3's ros2_control (reflex, recovery); none: not a franka_ros2 robot.")
+
+
+class BoundaryFile(ConfigModel):
+    """``config/robot_boundary.yaml``: every robot's controllers, and how the backend drives them."""
+
+    robot: str = Field(description="Which entry of robots is used by default.")
+    robots: dict[str, RobotBoundary] = Field(min_length=1, description="Per robot: its arm and gripper.")
+    joint_states: AbsoluteName = Field("/joint_states", description="Where the joint states are read.")
+    object_poses: OptionalName = Field("", description="tf2_msgs/TFMessage of the object and drawer "
+                                                     "poses (gz-sim's PosePublisher); empty: none.")
+    pose_max_age_s: float = Field(0.5, gt=0, le=60, description="s: an object whose last pose is older is unknown.")
+    pose_filter_s: float = Field(0.25, ge=0, le=5, description="s: at rest a pose is the mean of its reports over "
+                                 "this long; 0: no filter.")
+    joint_limit_margin: float = Field(0.0, ge=0, le=0.2, description="rad: plans stay this far inside the "
+                                      "position limits.")
+    velocity_scaling: float = Field(0.5, gt=0, le=1, description="The motion stack's speed, a fraction of the "
+                                    "Panda's joint limits; checked against config/safety.yaml.")
+    stop_within_s: float = Field(0.0, ge=0, le=1, description="s: plan no joint faster than it can stop in this "
+                                 "long at its arm.stop_deceleration; 0: no cap.")
+    trajectory: TrajectorySettings = Field(TrajectorySettings(), description="FollowJointTrajectory goals.")
+    timeouts: Timeouts = Field(Timeouts(), description="Waits of the controllers backend.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BoundaryFile:
+        if self.robot not in self.robots:
+            raise ValueError(f"robot {self.robot!r} is not one of {', '.join(self.robots)}")
+        planned = VEL_LIMITS / 0.5 * self.velocity_scaling  # the motion stack times paths at these speeds
+        for name, entry in self.robots.items():
+            arm = entry.arm
+            if arm.lower and np.any(np.asarray(arm.upper) - np.asarray(arm.lower) <= 2 * self.joint_limit_margin):
+                raise ValueError(f"robots.{name}.arm.position_limits leave no room inside joint_limit_margin "
+                                 f"{self.joint_limit_margin}")
+            if arm.velocity_limits and np.any(planned > np.asarray(arm.velocity_limits)):
+                raise ValueError(f"robots.{name}.arm.velocity_limits {list(arm.velocity_limits)} are below the "
+                                 f"motion stack's planned joint speeds at velocity_scaling {self.velocity_scaling}: "
+                                 f"{np.round(planned, 3).tolist()} rad/s")
+        return self
 
 
 @dataclass(frozen=True)
@@ -144,177 +262,17 @@ class BoundaryConfig:
 
     @classmethod
     def load(cls, path: str | Path, robot: str | None = None) -> BoundaryConfig:
-        try:
-            data = yaml.safe_load(Path(path).read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise BoundaryConfigError(f"{path}: {exc}") from exc
-        return cls.from_dict(data, robot, source=str(path))
+        return cls.from_dict(read_yaml(path, BoundaryConfigError), robot, source=str(path))
 
     @classmethod
     def from_dict(cls, data: Any, robot: str | None = None, source: str = "robot_boundary") -> BoundaryConfig:
-        if not isinstance(data, dict):
-            raise BoundaryConfigError(f"{source}: expected a mapping with 'robot' and 'robots'")
-        robots = data.get("robots")
-        if not isinstance(robots, dict) or not robots:
-            raise BoundaryConfigError(f"{source}: 'robots' must map robot names to their boundary")
-        name = robot or data.get("robot")
-        if name not in robots:
-            raise BoundaryConfigError(f"{source}: robot {name!r} is not one of {', '.join(map(str, robots))}")
-        entry = _mapping(robots[name], f"robots.{name}", source)
-        arm = _mapping(entry.get("arm"), f"robots.{name}.arm", source)
-        grip = _mapping(entry.get("gripper"), f"robots.{name}.gripper", source)
-        where = f"{source}: robots.{name}"
-        timeouts = _mapping(data.get("timeouts", {}), "timeouts", source)
-        unknown = set(timeouts) - set(Timeouts.__dataclass_fields__)
-        if unknown:
-            raise BoundaryConfigError(f"{source}: unknown timeouts {sorted(unknown)}")
-        trajectory = _mapping(data.get("trajectory", {}), "trajectory", source)
-        unknown = set(trajectory) - set(TrajectorySettings.__dataclass_fields__)
-        if unknown:
-            raise BoundaryConfigError(f"{source}: unknown trajectory settings {sorted(unknown)}")
-        lower, upper = _position_limits(arm, len(ARM_JOINTS), f"{where}.arm")
-        velocity_scaling = _positive(data, "velocity_scaling", source, default=0.5, high=1.0)
-        velocities = _velocity_limits(arm, len(ARM_JOINTS), f"{where}.arm", velocity_scaling)
-        margin = _positive(data, "joint_limit_margin", source, default=0.0, high=0.2, zero=True)
-        if lower and np.any(np.asarray(upper) - np.asarray(lower) <= 2 * margin):
-            raise BoundaryConfigError(f"{where}.arm.position_limits leave no room inside joint_limit_margin {margin}")
-        reflex = arm.get("limit_reflex", False)
-        if not isinstance(reflex, bool) or (reflex and not lower):
-            raise BoundaryConfigError(f"{where}.arm.limit_reflex must be true or false (true needs position_limits), "
-                                      f"got {reflex!r}")
-        return cls(
-            robot=name,
-            arm=ArmBoundary(_topic(arm.get("action"), "action", f"{where}.arm"),
-                            _names(arm, len(ARM_JOINTS), f"{where}.arm"),
-                            _decelerations(arm, len(ARM_JOINTS), f"{where}.arm"),
-                            lower, upper, velocities, reflex),
-            gripper=GripperBoundary(
-                server=_choice(grip, "server", GRIPPER_SERVERS, f"{where}.gripper"),
-                action=_topic(grip.get("action"), "action", f"{where}.gripper"),
-                joints=_names(grip, len(FINGER_JOINTS), f"{where}.gripper"),
-                goal_position=_choice(grip, "goal_position", POSITION_CONVENTIONS, f"{where}.gripper"),
-                result_position=_choice(grip, "result_position", POSITION_CONVENTIONS, f"{where}.gripper"),
-                max_effort=_positive(grip, "max_effort", f"{where}.gripper"),
-                grasp_epsilon=_positive(grip, "grasp_epsilon", f"{where}.gripper", default=0.005, high=0.05),
-                speed=_positive(grip, "speed", f"{where}.gripper", default=0.1, high=0.2),
-                open_width=_positive(grip, "open_width", f"{where}.gripper", default=0.078, high=0.2),
-                homing=_boolean(grip, "homing", f"{where}.gripper"),
-            ),
-            joint_states=_topic(data.get("joint_states", "/joint_states"), "joint_states", source),
-            object_poses=_topic(data.get("object_poses", ""), "object_poses", source, allow_empty=True),
-            pose_max_age_s=_positive(data, "pose_max_age_s", source, default=0.5, high=60.0),
-            pose_filter_s=_positive(data, "pose_filter_s", source, default=0.25, high=5.0, zero=True),
-            velocity_scaling=velocity_scaling,
-            joint_limit_margin=margin,
-            stop_within_s=_positive(data, "stop_within_s", source, default=0.0, high=1.0, zero=True),
-            trajectory=TrajectorySettings(**{k: _positive(trajectory, k, f"{source}: trajectory", high=10.0)
-                                             for k in trajectory}),
-            timeouts=Timeouts(**{k: _positive(timeouts, k, f"{source}: timeouts") for k in timeouts}),
-            franka_hardware=_franka_hardware(entry.get("franka_hardware"), f"{where}.franka_hardware"),
-        )
+        return cls.from_file(validate(BoundaryFile, data, source, BoundaryConfigError), robot, source)
 
-
-def _franka_hardware(value: Any, where: str) -> FrankaHardwareBoundary | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise BoundaryConfigError(f"{where} must be a mapping, got {value!r}")
-    unknown = set(value) - set(FrankaHardwareBoundary.__dataclass_fields__)
-    if unknown:
-        raise BoundaryConfigError(f"{where}: unknown keys {sorted(unknown)}")
-    component, controllers = value.get("hardware_component"), value.get("controllers")
-    if not isinstance(component, str) or not component or "/" in component:
-        raise BoundaryConfigError(f"{where}.hardware_component must be a component name such as "
-                                  f"FrankaHardwareInterface, got {component!r}")
-    if not isinstance(controllers, list) or not controllers or not all(isinstance(c, str) and c for c in controllers):
-        raise BoundaryConfigError(f"{where}.controllers must list the controllers to activate again, got "
-                                  f"{controllers!r}")
-    return FrankaHardwareBoundary(
-        controller_manager=_topic(value.get("controller_manager"), "controller_manager", where),
-        hardware_component=component,
-        error_recovery=_topic(value.get("error_recovery"), "error_recovery", where),
-        robot_state=_topic(value.get("robot_state"), "robot_state", where),
-        controllers=tuple(controllers))
-
-
-def _mapping(value: Any, key: str, source: str) -> dict:
-    if not isinstance(value, dict):
-        raise BoundaryConfigError(f"{source}: '{key}' must be a mapping, got {value!r}")
-    return value
-
-
-def _topic(value: Any, key: str, source: str, allow_empty: bool = False) -> str:
-    if allow_empty and value in ("", None):
-        return ""
-    if not isinstance(value, str) or not value.startswith("/") or " " in value:
-        raise BoundaryConfigError(f"{source}.{key} must be an absolute ROS name such as /a/b, got {value!r}")
-    return value
-
-
-def _names(entry: dict, n: int, where: str) -> tuple[str, ...]:
-    names = entry.get("joints")
-    if not isinstance(names, list) or len(names) != n or not all(isinstance(x, str) and x for x in names) \
-            or len(set(names)) != n:
-        raise BoundaryConfigError(f"{where}.joints must list {n} distinct joint names, got {names!r}")
-    return tuple(names)
-
-
-def _decelerations(entry: dict, n: int, where: str) -> tuple[float, ...]:
-    values = entry.get("stop_deceleration", [])
-    if not isinstance(values, list) or len(values) not in (0, n) or not all(
-            not isinstance(v, bool) and isinstance(v, (int, float)) and 0 < v <= 100 for v in values):
-        raise BoundaryConfigError(f"{where}.stop_deceleration must list {n} decelerations in (0, 100] rad/s^2, "
-                                  f"got {values!r}")
-    return tuple(float(v) for v in values)
-
-
-def _position_limits(entry: dict, n: int, where: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    limits = entry.get("position_limits")
-    if limits is None:
-        return (), ()
-    lower, upper = (limits.get(k) if isinstance(limits, dict) else None for k in ("lower", "upper"))
-    ok = all(isinstance(v, list) and len(v) == n and all(
-        not isinstance(x, bool) and isinstance(x, (int, float)) and abs(x) <= 2 * np.pi for x in v)
-        for v in (lower, upper))
-    if not ok or any(lo >= hi for lo, hi in zip(lower, upper, strict=True)):
-        raise BoundaryConfigError(f"{where}.position_limits must give lower and upper, {n} angles each in "
-                                  f"[-2 pi, 2 pi] rad with lower < upper, got {limits!r}")
-    return tuple(map(float, lower)), tuple(map(float, upper))
-
-
-def _velocity_limits(entry: dict, n: int, where: str, scaling: float) -> tuple[float, ...]:
-    """The robot's joint velocity limits, refused when the motion stack would plan faster: it times every path at
-    the Panda's limits (execution/sim/model.py VEL_LIMITS, half of them at the MuJoCo backend's speed 0.5) times
-    ``velocity_scaling``."""
-    values = entry.get("velocity_limits", [])
-    if not isinstance(values, list) or len(values) not in (0, n) or not all(
-            not isinstance(v, bool) and isinstance(v, (int, float)) and v > 0 for v in values):
-        raise BoundaryConfigError(f"{where}.velocity_limits must list {n} velocities > 0 rad/s, got {values!r}")
-    planned = VEL_LIMITS / 0.5 * scaling
-    if values and np.any(planned > np.asarray(values)):
-        raise BoundaryConfigError(f"{where}.velocity_limits {values} are below the motion stack's planned joint "
-                                  f"speeds at velocity_scaling {scaling}: {np.round(planned, 3).tolist()} rad/s")
-    return tuple(float(v) for v in values)
-
-
-def _boolean(entry: dict, key: str, where: str) -> bool:
-    value = entry.get(key, False)
-    if not isinstance(value, bool):
-        raise BoundaryConfigError(f"{where}.{key} must be true or false, got {value!r}")
-    return value
-
-
-def _choice(entry: dict, key: str, choices: tuple[str, ...], where: str) -> str:
-    value = entry.get(key)
-    if value not in choices:
-        raise BoundaryConfigError(f"{where}.{key} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-def _positive(entry: dict, key: str, where: str, default: float | None = None, high: float = 3600.0,
-              zero: bool = False) -> float:
-    value = entry.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value >= 0 if zero else value > 0) \
-            or value > high:
-        raise BoundaryConfigError(f"{where}.{key} must be a number in {'[' if zero else '('}0, {high}], got {value!r}")
-    return float(value)
+    @classmethod
+    def from_file(cls, f: BoundaryFile, robot: str | None = None, source: str = "robot_boundary") -> BoundaryConfig:
+        name = robot or f.robot
+        if name not in f.robots:
+            raise BoundaryConfigError(f"{source}: robot {name!r} is not one of {', '.join(f.robots)}")
+        return cls(name, f.robots[name].arm, f.robots[name].gripper, f.joint_states, f.object_poses,
+                   f.pose_max_age_s, f.pose_filter_s, f.velocity_scaling, f.trajectory, f.timeouts, f.stop_within_s,
+                   f.joint_limit_margin, f.robots[name].franka_hardware)
