@@ -730,3 +730,84 @@ def test_standin_behaves_as_the_bindings(st, tmp_path):
         assert scene.apply_collision_object(obj) is None  # void in the binding, whatever happened
     obj.id, obj.header.frame_id = "box", "nowhere"
     assert psm.process_collision_object(collision_object_msg=obj) is False  # no shape, unknown frame
+
+
+# ---- the FR3's reflex (issue 38): the controller-manager stand-in beside moveit_py's ----------------------------
+def abort_while_the_arm_controller_is_inactive(st, servers):
+    """What MoveIt's execute returns on the FR3 after a reflex: the inactive fr3_arm_controller rejects the goal
+    (JTC.cpp:1407-1412), moveit_simple_controller_manager's sendTrajectory fails and the TrajectoryExecutionManager
+    ends ABORTED ("Failed to send trajectory part ..."). The moveit_py stand-in sends no goal to a controller, so it is
+    told here, by the emulation's state at each execute()."""
+    def before(index: int) -> None:
+        if not servers.fr3_cm.cm.active("fr3_arm_controller"):
+            st.CONTROL.execute_status[index] = "ABORTED"
+
+    st.CONTROL.before_execute = before
+
+
+def test_an_fr3_reflex_fails_the_primitive_naming_it_refuses_the_next_until_recover_in_three_steps(
+        st, servers, library, drawer_world, tmp_path):
+    from step_planner.execution.reflex import RobotStopped
+
+    ex = make("fr3", library, drawer_world, tmp_path)
+    try:
+        abort_while_the_arm_controller_is_inactive(st, servers)
+        assert ex.robot_stop(refresh=True) is None
+        assert run(ex, library, "move_to(above_table)").success
+        servers.fr3_cm.arm[5] = 0.55  # the arm stopped at joint 6's lower limit (0.5445): a limit reflex
+        time.sleep(0.1)  # joint_state_broadcaster publishes it
+        servers.fr3_cm.reflex()  # FrankaHardwareInterface unconfigured, its three controllers inactive
+
+        outcome = run(ex, library, "move_to(tray)")
+        assert outcome.code is ExecCode.BACKEND_ERROR
+        assert outcome.message.startswith("the FR3 stopped: joint_position_limits_violation (reflex; inferred: "
+                                          "fr3_joint6 at 0.55"), outcome.message
+        assert "the controllers are inactive (joint_state_broadcaster, franka_robot_state_broadcaster, " \
+               "fr3_arm_controller, FrankaHardwareInterface unconfigured)" in outcome.message
+        assert "trajectory execution ABORTED" in outcome.message  # what MoveIt said, kept
+        with pytest.raises(RobotStopped, match="the FR3 stopped: joint_position_limits_violation"):
+            ex.observe()
+
+        planned, executed = len(st.LOG.of("plan")), len(st.LOG.of("execute"))
+        refused = run(ex, library, "home()")
+        assert refused.code is ExecCode.BACKEND_ERROR and refused.message.startswith("not run: the FR3 stopped: ")
+        assert "step-planner recover" in refused.message
+        assert (len(st.LOG.of("plan")), len(st.LOG.of("execute"))) == (planned, executed)  # nothing asked of MoveIt
+
+        report = ex.recover()
+        assert report.ok, report.message
+        assert "1. error recovery: /action_server/error_recovery succeeded; 2. FrankaHardwareInterface active; " \
+               "3. activated joint_state_broadcaster, franka_robot_state_broadcaster, fr3_arm_controller; " \
+               "4. controllers active and joint states moving again" in report.message
+        assert "franka_robot_state_broadcaster: last_motion_errors joint_position_limits_violation" in report.message
+        assert ex.robot_stop(refresh=True) is None and ex.observe() is not None
+        assert run(ex, library, "home()").success
+    finally:
+        ex.close()
+
+
+def test_recovery_in_the_wrong_state_and_a_robot_without_franka_hardware(st, servers, library, drawer_world,
+                                                                         tmp_path):
+    """The Panda has no franka_hardware (nothing to recover through); an FR3 whose hardware is up has nothing to
+    recover; an FR3 entry without franka_hardware is not watched."""
+    panda = make("panda", library, drawer_world, tmp_path)
+    try:
+        assert panda.franka is None and panda.robot_stop(refresh=True) is None
+        assert not panda.recover().ok and "nothing to recover through" in panda.recover().problem
+    finally:
+        panda.close()
+    ex = make("fr3", library, drawer_world, tmp_path)
+    try:
+        report = ex.recover()
+        assert report.ok and report.steps == ["nothing to recover: FrankaHardwareInterface and the controllers are "
+                                              "active"]
+    finally:
+        ex.close()
+    boundary = yaml.safe_load((ROOT / "config" / "robot_boundary.yaml").read_text())
+    del boundary["robots"]["fr3"]["franka_hardware"]
+    (tmp_path / "boundary.yaml").write_text(yaml.safe_dump(boundary))
+    ex = make("fr3", library, drawer_world, tmp_path, boundary_path=tmp_path / "boundary.yaml")
+    try:
+        assert ex.franka is None
+    finally:
+        ex.close()
