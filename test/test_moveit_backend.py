@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from moveit_support import params_file
+from reflex_support import assert_recovered_in_three_steps
 from robot_standin import StandInRobot
 
 from step_planner.domain.primitives import PrimitiveCall
@@ -777,12 +778,7 @@ def test_an_fr3_reflex_fails_the_primitive_naming_it_refuses_the_next_until_reco
         assert "step-planner recover" in refused.message
         assert (len(st.LOG.of("plan")), len(st.LOG.of("execute"))) == (planned, executed)  # nothing asked of MoveIt
 
-        report = ex.recover()
-        assert report.ok, report.message
-        assert "1. error recovery: /action_server/error_recovery succeeded; 2. FrankaHardwareInterface active; " \
-               "3. activated joint_state_broadcaster, franka_robot_state_broadcaster, fr3_arm_controller; " \
-               "4. controllers active and joint states moving again" in report.message
-        assert "franka_robot_state_broadcaster: last_motion_errors joint_position_limits_violation" in report.message
+        assert_recovered_in_three_steps(ex.recover(), "joint_position_limits_violation")
         assert ex.robot_stop(refresh=True) is None and ex.observe() is not None
         assert run(ex, library, "home()").success
     finally:
