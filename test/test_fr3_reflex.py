@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from reflex_support import assert_recovered_in_three_steps
 from robot_support import RobotProcess, inject_fault, load_world
 
 from step_planner.domain.primitives import PrimitiveLibrary
@@ -96,12 +97,7 @@ def test_a_limit_reflex_is_noticed_named_refused_and_recovered_in_three_steps(ex
     with pytest.raises(RobotStopped, match="the FR3 stopped"):
         executor.observe()
 
-    report = executor.recover()
-    assert report.ok, report.message
-    assert "1. error recovery: /action_server/error_recovery succeeded; 2. FrankaHardwareInterface active; " \
-           "3. activated joint_state_broadcaster, franka_robot_state_broadcaster, fr3_arm_controller; " \
-           "4. controllers active and joint states moving again" in report.message
-    assert "franka_robot_state_broadcaster: last_motion_errors joint_position_limits_violation" in report.message
+    assert_recovered_in_three_steps(executor.recover(), "joint_position_limits_violation")
     assert executor.robot_stop(refresh=True) is None
     moving = arm_positions(executor)
     connection.wait_fresh(time.monotonic(), 1.0)

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from moveit_support import params_file
+from reflex_support import assert_recovered_in_three_steps
 from robot_standin import StandInRobot
 
 from step_planner.domain.primitives import PrimitiveCall
@@ -322,8 +323,8 @@ def test_pick_opens_descends_grasps_at_the_objects_width_attaches_and_lifts(st, 
 def test_an_episode_records_the_joint_states_the_backend_receives_and_the_world_it_starts_from(
         st, servers, ex, robot, library, tmp_path):
     """The MoveIt backend's ROS link hands every /joint_states message to the episode, as received. The stand-in
-    publishes the fingers only (no controller moves an arm here): the fingers' grasp is in the episode, and a
-    replay through the controllers says what is missing instead of moving anything."""
+    publishes the fingers (no controller moves an arm here) and the FR3's arm standing still: the fingers' grasp is in
+    the episode, and a replay of the Panda's through the controllers says what is missing instead of moving anything."""
     from step_planner.episodes.controllers_replay import ReplayError, events_of
     from step_planner.episodes.episode import load_episode
     from step_planner.episodes.recorder import EpisodeRecorder, world_at_start
@@ -347,8 +348,11 @@ def test_an_episode_records_the_joint_states_the_backend_receives_and_the_world_
     assert len(seen) == len(episode.joint_states) > 10  # every message (the stand-in publishes at 100 Hz)
     assert seen[0] == pytest.approx(0.04, abs=1e-3) and seen[-1] == pytest.approx(WIDTH["tape"] / 2, abs=2e-3)
     names = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot).model_names
-    with pytest.raises(ReplayError, match="lack panda_joint1"):
-        events_of(episode, names)
+    if robot == "panda":
+        with pytest.raises(ReplayError, match="lack panda_joint1"):
+            events_of(episode, names)
+    else:  # the FR3's arm joints come from its controller-manager stand-in (an arm standing still): replayable
+        assert events_of(episode, names)
 
 
 def test_a_grasp_on_nothing_fails_reopens_and_nothing_is_held(st, servers, ex, robot, library):
@@ -730,3 +734,79 @@ def test_standin_behaves_as_the_bindings(st, tmp_path):
         assert scene.apply_collision_object(obj) is None  # void in the binding, whatever happened
     obj.id, obj.header.frame_id = "box", "nowhere"
     assert psm.process_collision_object(collision_object_msg=obj) is False  # no shape, unknown frame
+
+
+# ---- the FR3's reflex (issue 38): the controller-manager stand-in beside moveit_py's ----------------------------
+def abort_while_the_arm_controller_is_inactive(st, servers):
+    """What MoveIt's execute returns on the FR3 after a reflex: the inactive fr3_arm_controller rejects the goal
+    (JTC.cpp:1407-1412), moveit_simple_controller_manager's sendTrajectory fails and the TrajectoryExecutionManager
+    ends ABORTED ("Failed to send trajectory part ..."). The moveit_py stand-in sends no goal to a controller, so it is
+    told here, by the emulation's state at each execute()."""
+    def before(index: int) -> None:
+        if not servers.fr3_cm.cm.active("fr3_arm_controller"):
+            st.CONTROL.execute_status[index] = "ABORTED"
+
+    st.CONTROL.before_execute = before
+
+
+def test_an_fr3_reflex_fails_the_primitive_naming_it_refuses_the_next_until_recover_in_three_steps(
+        st, servers, library, drawer_world, tmp_path):
+    from step_planner.execution.reflex import RobotStopped
+
+    ex = make("fr3", library, drawer_world, tmp_path)
+    try:
+        abort_while_the_arm_controller_is_inactive(st, servers)
+        assert ex.robot_stop(refresh=True) is None
+        assert run(ex, library, "move_to(above_table)").success
+        servers.fr3_cm.arm[5] = 0.55  # the arm stopped at joint 6's lower limit (0.5445): a limit reflex
+        time.sleep(0.1)  # joint_state_broadcaster publishes it
+        servers.fr3_cm.reflex()  # FrankaHardwareInterface unconfigured, its three controllers inactive
+
+        outcome = run(ex, library, "move_to(tray)")
+        assert outcome.code is ExecCode.BACKEND_ERROR
+        assert outcome.message.startswith("the FR3 stopped: joint_position_limits_violation (reflex; inferred: "
+                                          "fr3_joint6 at 0.55"), outcome.message
+        assert "the controllers are inactive (joint_state_broadcaster, franka_robot_state_broadcaster, " \
+               "fr3_arm_controller, FrankaHardwareInterface unconfigured)" in outcome.message
+        assert "trajectory execution ABORTED" in outcome.message  # what MoveIt said, kept
+        with pytest.raises(RobotStopped, match="the FR3 stopped: joint_position_limits_violation"):
+            ex.observe()
+
+        planned, executed = len(st.LOG.of("plan")), len(st.LOG.of("execute"))
+        refused = run(ex, library, "home()")
+        assert refused.code is ExecCode.BACKEND_ERROR and refused.message.startswith("not run: the FR3 stopped: ")
+        assert "step-planner recover" in refused.message
+        assert (len(st.LOG.of("plan")), len(st.LOG.of("execute"))) == (planned, executed)  # nothing asked of MoveIt
+
+        assert_recovered_in_three_steps(ex.recover(), "joint_position_limits_violation")
+        assert ex.robot_stop(refresh=True) is None and ex.observe() is not None
+        assert run(ex, library, "home()").success
+    finally:
+        ex.close()
+
+
+def test_recovery_in_the_wrong_state_and_a_robot_without_franka_hardware(st, servers, library, drawer_world,
+                                                                         tmp_path):
+    """The Panda has no franka_hardware (nothing to recover through); an FR3 whose hardware is up has nothing to
+    recover; an FR3 entry without franka_hardware is not watched."""
+    panda = make("panda", library, drawer_world, tmp_path)
+    try:
+        assert panda.franka is None and panda.robot_stop(refresh=True) is None
+        assert not panda.recover().ok and "nothing to recover through" in panda.recover().problem
+    finally:
+        panda.close()
+    ex = make("fr3", library, drawer_world, tmp_path)
+    try:
+        report = ex.recover()
+        assert report.ok and report.steps == ["nothing to recover: FrankaHardwareInterface and the controllers are "
+                                              "active"]
+    finally:
+        ex.close()
+    boundary = yaml.safe_load((ROOT / "config" / "robot_boundary.yaml").read_text())
+    del boundary["robots"]["fr3"]["franka_hardware"]
+    (tmp_path / "boundary.yaml").write_text(yaml.safe_dump(boundary))
+    ex = make("fr3", library, drawer_world, tmp_path, boundary_path=tmp_path / "boundary.yaml")
+    try:
+        assert ex.franka is None
+    finally:
+        ex.close()

@@ -1,9 +1,9 @@
 """The FR3's controller manager, franka_hardware's error recovery action and franka_robot_state_broadcaster, as a
 backend's ROS node sees them: the calls :mod:`step_planner.execution.reflex` decides with.
 
-Used by the controllers backend (on its RobotConnection's node) and usable by any backend whose node is spun on a
-thread of its own: every call waits by polling its future, never by spinning; the action's requests are made on the
-spinning thread (step_planner/execution/spin_thread.py says why). Names come from robot_boundary.yaml's
+Used by the controllers backend (on its RobotConnection's node) and the MoveIt backend (on its RosLink's node),
+each spun on a thread of its own: every call waits by polling its future, never by spinning; the action's requests
+are made on the spinning thread (step_planner/execution/spin_thread.py says why). Names come from robot_boundary.yaml's
 ``franka_hardware`` entry (controller_manager.cpp:1171-1217 for the services, franka_action_server.cpp:36-43 for the
 action, franka_robot_state_broadcaster.cpp:148-150 for the topic).
 """
@@ -136,6 +136,18 @@ class FrankaLink:
             errors, positions = self._errors, dict(self._positions)
         self.stop = assess(state, self.names.hardware_component, self.names.controllers, errors, positions, limits)
         return self.stop
+
+    def stop_reason(self, robot: str, refresh: bool,
+                    limits: tuple[Sequence[str], Sequence[float], Sequence[float]] | None,
+                    unavailable: type[Exception]) -> str | None:
+        """Why the robot is stopped, or None: the stop found at the last :meth:`check`, or (``refresh``) asked now. A
+        controller manager that does not answer (``unavailable``, the caller's error for it) is said so."""
+        if refresh:
+            try:
+                self.check(limits)
+            except unavailable as exc:
+                return f"the {robot}'s controller manager does not answer: {exc}"
+        return self.stop.message(robot.upper()) if self.stop is not None else None
 
     def set_component_active(self, name: str) -> tuple[bool, str]:
         request = SetHardwareComponentState.Request(name=name, target_state=State(id=State.PRIMARY_STATE_ACTIVE,

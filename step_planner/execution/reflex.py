@@ -29,6 +29,15 @@ LIMIT_REFLEX = "joint_position_limits_violation"
 AT_LIMIT = 0.02
 
 
+RECOVER_HINT = "recover with `step-planner recover` (the node's ~/recover), after looking at why it stopped"
+
+
+class RobotStopped(RuntimeError):
+    """A reflex stopped the robot (franka_hardware deactivated itself and its controllers); the message names it and
+    how to recover. Raised by a robot backend's observe() (controllers, moveit): a world that cannot change until
+    recovery is not reported as if it could."""
+
+
 @dataclass(frozen=True)
 class ManagerState:
     """What the controller manager said: hardware component -> lifecycle label, controller -> lifecycle label."""

@@ -24,6 +24,7 @@ from step_planner.execution.base import ExecCode, Outcome
 from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.connection import SERVICE_RESEND_S, RobotConnection, RobotUnavailable
 from step_planner.execution.controllers.port import RemoteController
+from step_planner.execution.reflex import RECOVER_HINT, RobotStopped
 from step_planner.execution.sim import perception as perc
 from step_planner.execution.sim.executor import MotionStackExecutor
 from step_planner.execution.sim.ik import IkSolver
@@ -72,14 +73,6 @@ def yaw_deg(quat_wxyz: np.ndarray) -> float:
 
 class RobotLost(RuntimeError):
     """The robot stopped answering (its joint states stopped); the message says since when and what."""
-
-
-class RobotStopped(RuntimeError):
-    """A reflex stopped the robot (franka_hardware deactivated itself and its controllers); the message names it and
-    how to recover."""
-
-
-RECOVER_HINT = "recover with `step-planner recover` (the node's ~/recover), after looking at why it stopped"
 
 
 class ControllersExecutor(MotionStackExecutor):
@@ -140,13 +133,9 @@ class ControllersExecutor(MotionStackExecutor):
         is the one found when a motion failed or at the last ``refresh`` (which asks the controller manager now)."""
         if self.franka is None:
             return None
-        if refresh:
-            try:
-                self.franka.check((self.config.arm.joints, self.config.arm.lower, self.config.arm.upper)
-                                  if self.config.arm.lower else None)
-            except RobotUnavailable as exc:
-                return f"the {self.config.robot}'s controller manager does not answer: {exc}"
-        return self.franka.stop.message(self.config.robot.upper()) if self.franka.stop is not None else None
+        arm = self.config.arm
+        return self.franka.stop_reason(self.config.robot, refresh, (arm.joints, arm.lower, arm.upper)
+                                       if arm.lower else None, RobotUnavailable)
 
     def _stopped_after_motion(self) -> str | None:
         """Asked by the remote controller when a goal of the arm did not succeed."""

@@ -32,13 +32,14 @@ from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adopt_on_spin_thread, new_goal_id
 from step_planner.execution.joint_state_tap import JointStateTap
+from step_planner.execution.service_call import RESEND_S, call_service
 from step_planner.execution.sim.model import ARM_JOINTS
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
 from step_planner.ros.private_context import private_context
 
 POLL_S = 0.005  # how often a waiting call looks at its futures, the cancel event and the robot's liveness
 MONITOR_S = 0.05  # how often a running trajectory's monitor is asked (as the in-process simulator: 50 ms)
-SERVICE_RESEND_S = 2.0  # a repeatable service request unanswered this long is sent again (see call_service)
+SERVICE_RESEND_S = RESEND_S  # a repeatable service request unanswered this long is sent again (call_service)
 TICK_S = 0.05  # the spin thread's pulse (see RobotConnection._on_tick)
 STALL_S = 0.25  # a pulse this late: the spin thread was starved, and heard nothing the robot sent meanwhile
 FINGER_REST_SPEED = 1e-3  # m/s: the fingers have come to rest
@@ -461,37 +462,13 @@ class RobotConnection:
     # ---- the simulator's reset ------------------------------------------------------------------------------
     def call_service(self, srv_type: Any, name: str, request: Any, timeout: float = 10.0,
                      resend_s: float | None = None) -> Any:
-        """The service's answer, or RobotUnavailable after ``timeout``. ``resend_s``: ask again after that long
-        without an answer, for requests that are safe to repeat (idempotent, or carrying an id the server answers
-        once): a new client's first answer can be lost, since rmw_fastrtps's server waits only 100 ms for the
-        client's response reader to be matched and then drops the answer (rmw_fastrtps_shared_cpp/src/
-        rmw_response.cpp, jazzy, "workaround for the race on the discovery of services")."""
+        """The service's answer, or RobotUnavailable after ``timeout``; ``resend_s``: see service_call.call_service
+        (for requests safe to repeat)."""
         with self._lock:
             client = self._service_clients.get(name)
             if client is None:
                 client = self._service_clients[name] = self.node.create_client(srv_type, name)
-        if not client.wait_for_service(timeout_sec=timeout):
-            raise RobotUnavailable(f"no service {name}")
-        deadline = time.monotonic() + timeout
-        futures: list[Any] = []
-        ask_at = time.monotonic()
-        try:
-            while True:
-                if (done := next((f for f in futures if f.done()), None)) is not None:
-                    return done.result()
-                now = time.monotonic()
-                if now > deadline:
-                    raise RobotUnavailable(f"{name} did not answer within {timeout:.0f} s"
-                                           + (f" ({len(futures)} requests)" if len(futures) > 1 else ""))
-                if now >= ask_at:
-                    if futures:
-                        self.node.get_logger().warning(f"{name}: no answer after {resend_s:.1f} s, asking again")
-                    futures.append(client.call_async(request))
-                    ask_at = now + resend_s if resend_s else float("inf")
-                time.sleep(POLL_S)
-        finally:
-            for future in futures:
-                future.cancel()  # an answer still owed is dropped, not kept pending in the client
+        return call_service(self.node, client, name, request, timeout, resend_s, RobotUnavailable)
 
     def close(self) -> None:
         self._executor.shutdown()

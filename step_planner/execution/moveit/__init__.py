@@ -25,12 +25,15 @@ def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *, robot:
                          config_path: str | Path | None = None, safety_path: str | Path | None = None,
                          node_name: str = "step_planner_moveit", namespace: str = "/",
                          launch_params_filepaths: list[str] | None = None,
-                         **unsupported: Any) -> MoveItExecutor:
+                         boundary_path: str | Path | None = None, **unsupported: Any) -> MoveItExecutor:
     """Load and check ``config/franka.yaml`` (``robot`` overrides its robot) against ``config/safety.yaml``, then
     connect to MoveIt, the arm controller and the gripper, in ``namespace`` (the node's).
 
     Every refusal is a ``BackendUnavailable`` whose message says what is wrong; nothing moves: limits beyond the
     safety envelope (the gripper force among them) are refused before anything is sent anywhere.
+
+    The FR3's reflex is watched through ``robots.fr3.franka_hardware`` of ``boundary_path`` (default
+    config/robot_boundary.yaml, the controllers backend's file): the same names, read by the same loader.
     """
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
     from step_planner.execution.moveit.config import FrankaConfig, FrankaConfigError
@@ -51,11 +54,30 @@ def make_moveit_executor(library: PrimitiveLibrary, world: WorldState, *, robot:
     from step_planner.execution.moveit.arm import SegmentFailed
     from step_planner.execution.moveit.backend import MoveItExecutor
 
+    reflex = reflex_watch(config.robot, boundary_path or config_file("robot_boundary.yaml"))
     try:
         return MoveItExecutor(library, world, config, node_name=node_name, namespace=namespace,
-                              launch_params_filepaths=launch_params_filepaths)
+                              launch_params_filepaths=launch_params_filepaths, reflex=reflex)
     except (GeometryError, SegmentFailed) as exc:
         raise BackendUnavailable(f"the scene cannot be given to MoveIt: {exc}") from exc
+
+
+def reflex_watch(robot: str, boundary_path: str | Path):
+    """The FR3's franka_hardware names and arm limits from the robot boundary file, or None (another robot, or an FR3
+    entry without franka_hardware: reflexes are then not noticed). A malformed file is a BackendUnavailable."""
+    if robot != "fr3":
+        return None
+    from step_planner.execution.controllers.config import BoundaryConfig, BoundaryConfigError
+    from step_planner.execution.moveit.backend import ReflexWatch
+
+    try:
+        boundary = BoundaryConfig.load(boundary_path, "fr3")
+    except BoundaryConfigError as exc:
+        raise BackendUnavailable(f"the FR3's reflex watch: {exc}") from exc
+    if boundary.franka_hardware is None:
+        return None
+    arm = boundary.arm
+    return ReflexWatch(boundary.franka_hardware, tuple(arm.joints), tuple(arm.lower), tuple(arm.upper))
 
 
 __all__ = ["BackendUnavailable", "make_moveit_executor"]

@@ -15,22 +15,50 @@ Contact phases: the body the fingers touch (object, drawer) is taken out of Move
 scene for the straight segments in contact and put back, at its new pose, once the fingers have
 retreated. Those short straight segments are therefore not collision-checked against that one body.
 After any failure the whole collision scene is rebuilt from the tracked world.
+
+The FR3's reflex (robot_boundary.yaml's ``robots.fr3.franka_hardware``): franka_hardware deactivates itself and its
+controllers, joint_state_publisher goes on republishing the arm's last positions, and MoveIt's execution fails with
+what the inactive fr3_arm_controller answers (it rejects the goal, JTC.cpp:1407-1412; moveit_simple_controller_manager
+then fails sendTrajectory and the TrajectoryExecutionManager ends ABORTED, "Failed to send trajectory part"). After a
+failed primitive the backend asks the controller manager (execution/franka_link.py) and names the stop; until
+:meth:`MoveItExecutor.recover` runs upstream's three steps, primitives are refused and ``observe()`` raises
+RobotStopped, as the controllers backend does.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.transitions import apply_call, check_call
 from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.execution.base import ExecCode, Outcome
+from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.moveit import tool_poses as g
 from step_planner.execution.moveit.arm import MoveItArm, SegmentFailed
 from step_planner.execution.moveit.config import FrankaConfig
 from step_planner.execution.moveit.scene_model import Body, object_body, place_body, world_bodies
+from step_planner.execution.reflex import RECOVER_HINT, RecoveryReport, RobotStopped
+
+
+@dataclass(frozen=True)
+class ReflexWatch:
+    """What the FR3's reflex is noticed and recovered through: robot_boundary.yaml's ``franka_hardware`` names (a
+    controllers.config.FrankaHardwareBoundary) and the arm's controller joint names with their position limits (a
+    limit reflex is inferred from them while franka_robot_state_broadcaster is inactive)."""
+
+    names: Any
+    joints: tuple[str, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+
+    @property
+    def limits(self) -> tuple[Sequence[str], Sequence[float], Sequence[float]] | None:
+        return (self.joints, self.lower, self.upper) if self.lower else None
 
 
 class MoveItExecutor:
@@ -38,14 +66,18 @@ class MoveItExecutor:
 
     def __init__(self, library: PrimitiveLibrary, world: WorldState, config: FrankaConfig, *,
                  node_name: str = "step_planner_moveit", namespace: str = "/",
-                 launch_params_filepaths: list[str] | None = None) -> None:
+                 launch_params_filepaths: list[str] | None = None, reflex: ReflexWatch | None = None) -> None:
         self.library = library
         self.config = config
         self.arm = MoveItArm(config, node_name=node_name, namespace=namespace,
                              launch_params_filepaths=launch_params_filepaths)
         self.world = world.copy()
         self._committed = False
+        self.reflex = reflex
+        self.franka: Any = None  # franka_link.FrankaLink on the backend's own node (the FR3 with franka_hardware)
         try:
+            if reflex is not None:
+                self.franka = self._franka_link(reflex)
             self.reset(world)
         except BaseException:
             self.arm.close()
@@ -61,8 +93,14 @@ class MoveItExecutor:
         self.world = world.copy()
         self.world.locations = list(dict.fromkeys([*self.world.locations, *self.config.locations]))
         self._sync_scene()
+        if self.franka is not None and (why := self.robot_stop(refresh=True)) is not None \
+                and self.franka.stop is None:  # no answer: say so once; the next failure asks again
+            self.arm.link.node.get_logger().warning(f"reflexes cannot be noticed now: {why}")
 
     def observe(self) -> WorldState:
+        """The tracked world; RobotStopped while a reflex stops the FR3 (found by the last check)."""
+        if (stopped := self.robot_stop()) is not None:
+            raise RobotStopped(f"{stopped}; {RECOVER_HINT}")
         return self.world.copy()
 
     def execute(self, call: PrimitiveCall, cancel: threading.Event | None = None) -> Outcome:
@@ -70,6 +108,9 @@ class MoveItExecutor:
         self.arm.cancel = cancel
         self.arm.segments = []
         self._committed = False
+        if self.franka is not None and self.franka.stop is not None and (why := self.robot_stop(refresh=True)):
+            return Outcome(ExecCode.BACKEND_ERROR, f"not run: {why}; {RECOVER_HINT}",
+                           details={"segments": [], "effects_applied": False})
         try:
             outcome = self._execute(call)
         except SegmentFailed as exc:
@@ -79,6 +120,7 @@ class MoveItExecutor:
         except Exception as exc:  # noqa: BLE001 - execute() never raises (base.py contract)
             outcome = Outcome(ExecCode.BACKEND_ERROR, f"{type(exc).__name__}: {exc}")
         if not outcome.success:
+            self._name_a_stop(outcome)
             self._resync_after_failure(outcome)
         outcome.duration_s = time.monotonic() - start
         outcome.details.setdefault("segments", list(self.arm.segments))
@@ -92,6 +134,46 @@ class MoveItExecutor:
 
     def close(self) -> None:
         self.arm.close()
+
+    # ---- the FR3's reflex ---------------------------------------------------------------------------
+    def _franka_link(self, reflex: ReflexWatch) -> Any:
+        from step_planner.execution.franka_link import FrankaLink
+        from step_planner.execution.service_call import RESEND_S
+
+        link = self.arm.link
+        # every request FrankaLink makes may be asked twice: an answer lost to a new client's discovery race is asked
+        # for again
+        return FrankaLink(link.node, link._executor,
+                          lambda kind, name, request, timeout: link.call_service(kind, name, request, timeout,
+                                                                                 resend_s=RESEND_S),
+                          reflex.names, self.config.joint_states, reflex.joints)
+
+    def robot_stop(self, refresh: bool = False) -> str | None:
+        """Why the FR3 is stopped (a reflex: its hardware component or controllers not active), or None. The answer
+        found when a primitive failed or at the last ``refresh`` (which asks the controller manager now)."""
+        if self.franka is None:
+            return None
+        return self.franka.stop_reason(self.config.robot, refresh, self.reflex.limits, BackendUnavailable)
+
+    def _name_a_stop(self, outcome: Outcome) -> None:
+        """A primitive that failed after it may have moved: was it a reflex? Then the outcome names it (MoveIt only
+        says ABORTED)."""
+        if self.franka is None or outcome.code is ExecCode.PRECONDITION_FAILED:
+            return
+        why = self.robot_stop(refresh=True)
+        if why is not None and self.franka.stop is not None:
+            outcome.code, outcome.message = ExecCode.BACKEND_ERROR, f"{why} ({outcome.message})"
+
+    def recover(self) -> RecoveryReport:
+        """Upstream's three recovery steps (franka_link.FrankaLink.recover). The tracked world is kept: a reflex
+        stops the arm where it is, and what the last primitive committed was true when it was committed."""
+        if self.franka is None:
+            return RecoveryReport(False, problem=f"the moveit backend's {self.config.robot} has no franka_hardware "
+                                                 "entry in robot_boundary.yaml: nothing to recover through")
+        try:
+            return self.franka.recover()
+        except BackendUnavailable as exc:
+            return RecoveryReport(False, problem=str(exc))
 
     # ---- dispatch -----------------------------------------------------------------------------
     def _execute(self, call: PrimitiveCall) -> Outcome:

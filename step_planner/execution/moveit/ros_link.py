@@ -66,6 +66,7 @@ class RosLink:
         self._fingers: dict[str, tuple[float, float]] = {}
         self._fingers_at = 0.0
         self._watches: dict[int, Any] = {}  # id(action client) -> its goal_status.StatusWatch
+        self._service_clients: dict[str, Any] = {}
         self.node.create_subscription(JointState, joint_states, self._on_joints, 10)
         self.joint_states = self.node.resolve_topic_name(joint_states)
         self.joint_tap = JointStateTap(self.joint_states, "moveit backend")
@@ -188,6 +189,19 @@ class RosLink:
             time.sleep(POLL_S)
         response = result.result()
         return Ended(STATUS.get(response.status, f"status {response.status}"), response.result, at=time.monotonic())
+
+    # ---- services ---------------------------------------------------------------------------------------------
+    def call_service(self, srv_type: Any, name: str, request: Any, timeout: float,
+                     resend_s: float | None = None) -> Any:
+        """The answer, or BackendUnavailable after ``timeout`` (service_call.call_service; the FR3's controller
+        manager, for franka_link.FrankaLink)."""
+        from step_planner.execution.service_call import call_service
+
+        with self._lock:
+            client = self._service_clients.get(name)
+            if client is None:
+                client = self._service_clients[name] = self.node.create_client(srv_type, name)
+        return call_service(self.node, client, name, request, timeout, resend_s, BackendUnavailable)
 
     def close(self) -> None:
         self._executor.shutdown()
