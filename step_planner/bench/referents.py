@@ -10,8 +10,9 @@ so this over-approximates: an object counts as referred to when
   that noun's plural (``config/wordings_lexicon.yaml``), a group word covering its category ("the tools"), its
   colour when the words say "the red one(s)"; typos within one edit of a word of four letters or more count;
 - the words are about everything somewhere: "everything", "anything", "whatever", "things", "the rest", "else"
-  or a generic noun ("the thing in the drawer") refer to every object at a place the words name, or to every
-  object when they name none; "clear", "tidy", "restock", "declutter" and "clean" to every object.
+  or a generic noun ("the thing in the drawer") refer to every object at a place the words name other than where
+  the goal puts things, or to every object when they name no other; "clear", "tidy", "restock", "declutter"
+  and "clean" to every object.
 
 This is benchmark data about the words (what the expert may misread), not the planner's resolution of them.
 """
@@ -49,8 +50,9 @@ def _said(word: str, said: set[str]) -> bool:
         return True
     if len(word) < 4:
         return False
-    return any(abs(len(w) - len(word)) <= 1 and difflib.SequenceMatcher(None, w, word).ratio() >= 0.8
-               for w in said if len(w) >= 4)
+    letters = set(word)
+    return any(abs(len(w) - len(word)) <= 1 and len(letters ^ set(w)) <= 2
+               and difflib.SequenceMatcher(None, w, word).ratio() >= 0.8 for w in said if len(w) >= 4)
 
 
 def object_words(world: WorldState, name: str, lexicon: dict[str, Any] | None = None) -> set[str]:
@@ -98,7 +100,8 @@ def referred_objects(instruction: str, world: WorldState, *, goal: Iterable[Any]
     """Every object of ``world`` the words (``instruction`` and the person's ``answer``) may refer to, plus the
     ``goal``'s objects (atoms) and ``also`` (denotations, candidates, what the answer means)."""
     said = set(words_of(f"{instruction} {answer}"))
-    out = {o for a in goal for o in a.objects} | set(also)
+    goal_atoms = list(goal)
+    out = {o for a in goal_atoms for o in a.objects} | set(also)
     lex = _lexicon()
     said_colours = said if said & {"one", "ones"} else set()  # "the red one": a colour word refers on its own
     for name in world.objects:
@@ -107,8 +110,9 @@ def referred_objects(instruction: str, world: WorldState, *, goal: Iterable[Any]
             out.add(name)
     if said & EVERYTHING_VERBS:
         out |= set(world.objects)
-    elif said & UNIVERSAL:
-        named = places_named(world, said)
+    elif said & UNIVERSAL:  # scoped by the places named, other than where the goal puts things
+        named = places_named(world, said) - {a.args[1] for a in goal_atoms
+                                             if a.predicate in ("in", "on", "at") and not a.negated}
         out |= {o for o, obj in world.objects.items() if not named or obj.location in named}
     return frozenset(o for o in out if o in world.objects)
 
