@@ -350,7 +350,11 @@ def _has_room(world: WorldState, place: str, goal: tuple[Any, ...]) -> bool:
 def extra_object_reading(goal: tuple[Any, ...], stated: tuple[Any, ...], world: WorldState, referred: frozenset[str],
                          rng: random.Random | None = None) -> Reading | None:
     """The goal plus one fact: an object the words never refer to put where the goal puts something (the
-    expert states it and carries it out). None when the goal places nothing, or no such object fits there."""
+    expert states it and carries it out). None when the goal places nothing, or no such object fits there, or the
+    goal as first stated names a thing not seen yet ("the thing in the drawer": no goal can be stated before the
+    look inside, and moving the extra object first would be a step before any goal, which the planner refuses)."""
+    if any(o not in world.objects for a in stated for o in a.objects):
+        return None
     dests = [p for p in dict.fromkeys(a.args[1] for a in _placements(goal))
              if p in world.places and world.places[p].reachable and _has_room(world, p, goal)]
     options = [(o, p) for p in dests for o in _unreferenced(world, referred, goal) if world.objects[o].location != p]
