@@ -196,3 +196,14 @@ def test_fresh_clone_dry_demo(tmp_path):
               "--command", "demo=make -n demo >/dev/null && echo 'venv: requirements installed in 7 s'")
     assert "NOT an LLM" in out and "demo run 1: exit 0" in out and "steps requirements 7 s" in out
     assert "demo: 1/1 green" in out
+
+
+def test_meaning_checks_on_two_tasks_per_suite(tmp_path):
+    out = run("benchmarks/meaning_checks.py", "--profile", "grounded", "--planner-config", "config/bench.yaml",
+              "--limit", "2", "--suites", "table3", "--out", str(tmp_path / "m"), timeout=300)
+    assert "NOT an LLM" in out and "Profile `grounded`" in out
+    for heading in ("## 1. The wordings suite", "## 2. `extra_object` and `swapped_object` alone",
+                    "## 3. p = 0", "| table3 | extra_object | 2 |", "| table3 | swapped_object | 2 |"):
+        assert heading in out
+    stored = json.loads((tmp_path / "m" / "results.json").read_text())
+    assert {"wordings_meaning_unconfirmed", "wordings_meaning_confirmed", "table3_p0"} <= set(stored)

@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which mistakes the expert injects at rate --noise: kinds of step_planner/bench/mistakes.py, "
                         "or the groups step (the default: STEP's error types and condition mistakes), meaning "
                         "(wrong readings held for a whole run: a group read narrowly, the wrong one of several, an "
-                        "unseen thing named after its adjective), all")
+                        "unseen thing named after its adjective, an object the words never refer to moved too "
+                        "(extra_object) or instead of the named one (swapped_object)), all")
     p.add_argument("--seeds", type=int, default=1, help="seeds per (task, planner, noise)")
     p.add_argument("--tasks", help="only these task ids, categories, wording styles or phenomena (comma-separated)")
     p.add_argument("--backend", default="symbolic", choices=BACKENDS,

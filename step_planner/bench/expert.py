@@ -151,7 +151,8 @@ class ScriptedExpert:
         self.requests = 0
 
     def register(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...] = (),
-                 question: str = "", candidates: tuple[str, ...] = (), hidden: tuple[str, ...] = ()) -> None:
+                 question: str = "", candidates: tuple[str, ...] = (), hidden: tuple[str, ...] = (), *,
+                 world: WorldState | None = None, referred: frozenset[str] = frozenset()) -> None:
         """Tell the expert the formal goal behind an instruction (what the 'LLM' secretly knows).
 
         ``stated``: the goal facts it answers when asked for the instruction's goal, when the formal
@@ -163,7 +164,8 @@ class ScriptedExpert:
         objects in closed drawers at the start (what an adjective-named provisional name can be about).
 
         With meaning mistakes enabled, a wrong reading is drawn here once per run (rate ``mistake_rate``,
-        seeded by the seed and the instruction) and held in every answer.
+        seeded by the seed and the instruction) and held in every answer. ``world`` (the scene at the start)
+        and ``referred`` (the objects the words may refer to) let ``extra_object`` and ``swapped_object`` apply.
         """
         self.goals[_norm(instruction)] = tuple(goal)
         if stated:
@@ -172,17 +174,20 @@ class ScriptedExpert:
             self.questions[_norm(instruction)] = question
             if candidates:
                 self.candidates[_norm(instruction)] = tuple(candidates)
-        self._draw_reading(instruction, tuple(goal), tuple(stated), tuple(candidates), set(hidden))
+        self._draw_reading(instruction, tuple(goal), tuple(stated), tuple(candidates), set(hidden), world,
+                           frozenset(referred))
 
     def _draw_reading(self, instruction: str, goal: tuple[Atom, ...], stated: tuple[Atom, ...],
-                      candidates: tuple[str, ...], hidden: set[str]) -> None:
+                      candidates: tuple[str, ...], hidden: set[str], world: WorldState | None = None,
+                      referred: frozenset[str] = frozenset()) -> None:
         kinds = [k for k in self.mistakes if k in MEANING_KINDS]
         if not kinds or self.mistake_rate <= 0:
             return
         rng = random.Random(f"meaning:{self.seed}:{_norm(instruction)}")
         if rng.random() >= self.mistake_rate:
             return
-        readings = meaning_readings(instruction, goal, stated, candidates, hidden)
+        readings = meaning_readings(instruction, goal, stated, candidates, hidden, world=world, referred=referred,
+                                    rng=random.Random(f"meaning-object:{self.seed}:{_norm(instruction)}"))
         if not (usable := [k for k in kinds if k in readings]):
             return
         reading = readings[rng.choice(usable)]

@@ -29,7 +29,13 @@ Definitions:
 - solved: SUCCEEDED and the goal holds in the world (a run whose world is right but whose planner reported a
   failure is a success, not solved);
 - phenomena (:func:`phenomena`): success, solved, correct goals refused and questions per phenomenon, clear and
-  ambiguous apart.
+  ambiguous apart;
+- wrong SUCCEEDED (:func:`wrong_succeeded`): the planner reported success while the task's goal does not hold, or
+  while an object the goal does not move ended somewhere else (``moved_unasked``: an object nobody asked for);
+- meaning mistakes (:func:`meaning_mistakes`): per (planner, p, confirmation) the wrong SUCCEEDED runs per
+  phenomenon and per meaning mistake the expert held (``reading``; ``none`` when no wrong reading applied), and the
+  phrases the planner's resolver could not read (``unresolved_phrases``): how many, in how many runs, and how many
+  wrong SUCCEEDED runs have one (a wrong SUCCEEDED with none is one the checks should have decided).
 """
 
 from __future__ import annotations
@@ -137,14 +143,14 @@ def wording(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
             "formal_goal_rejections": sum(r.formal_goal_rejections for r in runs),
             "ambiguous_runs": len(ambiguous),
             "ambiguous_asked": sum(1 for r in ambiguous if r.questions),
-            "ambiguous_wrong_succeeded": sum(1 for r in ambiguous if r.claimed_success and not r.success),
+            "ambiguous_wrong_succeeded": sum(1 for r in ambiguous if wrong_succeeded(r)),
             "ambiguous_succeeded": sum(1 for r in ambiguous if r.success),
             "questions_on_clear_tasks": sum(r.questions for r in clear),
             "goal_corrections": sum(r.goal_corrections for r in runs),
             "questions_per_ambiguous": mean(r.questions for r in ambiguous) if ambiguous else 0.0,
             "ambiguous_asked_once": sum(1 for r in ambiguous if r.questions == 1),
             "asked_twice_runs": sum(1 for r in runs if r.repeated_asks),
-            "wrong_succeeded": sum(1 for r in runs if r.claimed_success and not r.success),
+            "wrong_succeeded": sum(1 for r in runs if wrong_succeeded(r)),
             "solved_rate": mean(1.0 if r.success and r.claimed_success else 0.0 for r in runs),
             "correct_refusal_patterns": refusal_patterns(runs),
             "refusals_by_rule": refusals_by_rule(runs),
@@ -191,5 +197,47 @@ def phenomena(records: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
                 "solved_rate": mean(1.0 if r.success and r.claimed_success else 0.0 for r in v),
                 "correct_refused": sum(r.formal_goal_rejections for r in v),
                 "questions": sum(r.questions for r in v), "asked_twice_runs": sum(1 for r in v if r.repeated_asks),
-                "wrong_succeeded": sum(1 for r in v if r.claimed_success and not r.success)}
+                "wrong_succeeded": sum(1 for r in v if wrong_succeeded(r))}
             for k, v in sorted(groups.items())}
+
+
+def wrong_succeeded(record: Any) -> bool:
+    """Reported SUCCEEDED while the goal does not hold, or while something nobody asked to move was moved."""
+    return bool(record.claimed_success and (not record.success or getattr(record, "moved_unasked", None)))
+
+
+def meaning_mistakes(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
+    """One row per (planner, noise, confirm_goal): wrong SUCCEEDED over all runs, per phenomenon and per meaning
+    mistake held, and the phrases the resolver could not read."""
+    groups: dict[tuple[str, float, bool], list[Any]] = defaultdict(list)
+    for r in records:
+        groups[(r.planner, r.noise, bool(getattr(r, "confirm_goal", False)))].append(r)
+    rows = []
+    for (planner, noise, confirmed), runs in sorted(groups.items()):
+        wrong = [r for r in runs if wrong_succeeded(r)]
+        phrases = Counter(p for r in runs for p in getattr(r, "unresolved_phrases", None) or [])
+        rows.append({
+            "planner": planner, "noise": noise, "confirm_goal": confirmed, "runs": len(runs),
+            "wrong_succeeded": len(wrong), "wrong_succeeded_rate": len(wrong) / len(runs),
+            "wrong_goal_holding": sum(1 for r in wrong if r.success),  # only the moved object shows it
+            "by_phenomenon": _wrong_by(runs, lambda r: getattr(r, "phenomenon", "") or ""),
+            "by_kind": _wrong_by(runs, lambda r: getattr(r, "reading", "") or "none"),
+            "unresolved_phrases": sum(phrases.values()),
+            "runs_with_unresolved": sum(1 for r in runs if getattr(r, "unresolved_phrases", None)),
+            "wrong_with_unresolved": sum(1 for r in wrong if getattr(r, "unresolved_phrases", None)),
+            "wrong_without_unresolved": sum(1 for r in wrong if not getattr(r, "unresolved_phrases", None)),
+            "top_unresolved": phrases.most_common(10),
+        })
+    return rows
+
+
+def _wrong_by(runs: list[Any], key: Any) -> dict[str, dict[str, int]]:
+    """key -> {"runs", "wrong_succeeded", "moved_unasked"} (runs without a key left out)."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: {"runs": 0, "wrong_succeeded": 0, "moved_unasked": 0})
+    for r in runs:
+        if not (k := key(r)):
+            continue
+        out[k]["runs"] += 1
+        out[k]["wrong_succeeded"] += wrong_succeeded(r)
+        out[k]["moved_unasked"] += bool(getattr(r, "moved_unasked", None))
+    return {k: dict(v) for k, v in sorted(out.items())}

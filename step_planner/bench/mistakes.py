@@ -25,6 +25,13 @@ corrected (``--confirm-goal``):
 - ``wrong_referent``  the wrong one of several: another thing the instruction's noun fits (``candidates``)
 - ``adjective_name``  a thing not seen yet named after the words ("an old sponge" -> ``old_sponge``); the
   goal is restated with the real name only when the prompt asks for the goal again once it is in view
+- ``extra_object``    one more fact: a visible object the words never refer to (:mod:`step_planner.bench.referents`)
+  moved to a place the goal names ("put the tape in the bin" -> also ``in(wrench, bin)``); stated and carried out
+- ``swapped_object``  a visible object the goal moves replaced, in every fact, by one of another kind the words never
+  refer to ("put the tape in the bin" -> ``in(wrench, bin)``)
+
+A run is wrong when it claims success while the task's goal does not hold or an object the goal does not move
+ended elsewhere (``extra_object`` leaves the goal holding: only the moved object shows it).
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ MISTAKE_KINDS = (
     "malformed_json",
     "empty_answer",
 )
-MEANING_KINDS = ("narrow_group", "wrong_referent", "adjective_name")
+MEANING_KINDS = ("narrow_group", "wrong_referent", "adjective_name", "extra_object", "swapped_object")
 ALL_KINDS = (*MISTAKE_KINDS, *MEANING_KINDS)
 PHANTOMS = ("banana", "blue_mug", "scissors", "stapler", "green_bottle")
 
@@ -263,8 +270,24 @@ def _placements(goal: tuple[Any, ...]) -> list[Any]:
 
 
 def meaning_readings(instruction: str, goal: tuple[Any, ...], stated: tuple[Any, ...], candidates: tuple[str, ...],
-                     hidden: set[str] | frozenset[str] = frozenset()) -> dict[str, Reading]:
-    """Every wrong reading of each meaning kind that applies to this instruction (kind -> reading)."""
+                     hidden: set[str] | frozenset[str] = frozenset(), *, world: WorldState | None = None,
+                     referred: frozenset[str] = frozenset(), rng: random.Random | None = None) -> dict[str, Reading]:
+    """Every wrong reading of each meaning kind that applies to this instruction (kind -> reading).
+
+    ``world`` (the scene at the start) and ``referred`` (the objects the words may refer to,
+    :func:`step_planner.bench.referents.task_referred`) are what ``extra_object`` and ``swapped_object`` need;
+    without a world they do not apply. ``rng`` picks among the objects they could use (default: the first)."""
+    out = _narrow_referent_adjective(instruction, goal, stated, candidates, hidden)
+    if world is not None:
+        if (extra := extra_object_reading(goal, stated, world, referred, rng)) is not None:
+            out["extra_object"] = extra
+        if (swapped := swapped_object_reading(goal, stated, world, referred, rng)) is not None:
+            out["swapped_object"] = swapped
+    return out
+
+
+def _narrow_referent_adjective(instruction: str, goal: tuple[Any, ...], stated: tuple[Any, ...],
+                               candidates: tuple[str, ...], hidden: set[str] | frozenset[str]) -> dict[str, Reading]:
     from step_planner.bench.goals import Atom
 
     out: dict[str, Reading] = {}
@@ -294,3 +317,84 @@ def meaning_readings(instruction: str, goal: tuple[Any, ...], stated: tuple[Any,
             out["adjective_name"] = Reading("adjective_name", goal, renamed, f"named {obj} {name}")
             break
     return out
+
+
+# ---- objects the words never refer to ---------------------------------------------------------------
+def _put(obj: str, place: str, world: WorldState) -> Any:
+    from step_planner.bench.goals import Atom
+
+    return Atom("in" if world.places[place].is_container else "on", (obj, place))
+
+
+def _unreferenced(world: WorldState, referred: frozenset[str], goal: tuple[Any, ...]) -> list[str]:
+    """Visible, graspable, reachable objects out of the hand that neither the words nor the goal are about."""
+    in_goal = {o for a in goal for o in a.objects}
+    return [o for o, s in world.objects.items()
+            if o not in referred and o not in in_goal and s.graspable and s.reachable and world.is_visible(o)
+            and s.location in world.places]
+
+
+def _has_room(world: WorldState, place: str, goal: tuple[Any, ...]) -> bool:
+    """``place`` has a free slot once the goal's placements there (and removals from there) are done."""
+    spec = world.places[place]
+    if spec.capacity is None:
+        return True
+    coming = {a.args[0] for a in _placements(goal) if a.args[1] == place
+              and (world.objects.get(a.args[0]) is None or world.objects[a.args[0]].location != place)}
+    leaving = {a.args[0] for a in goal if a.predicate in ("in", "on", "at", "holding") and not a.negated
+               and a.args[0] in world.objects and world.objects[a.args[0]].location == place
+               and (a.predicate == "holding" or a.args[1] != place)}
+    return spec.capacity - len(world.contents(place)) - len(coming) + len(leaving) > 0
+
+
+def extra_object_reading(goal: tuple[Any, ...], stated: tuple[Any, ...], world: WorldState, referred: frozenset[str],
+                         rng: random.Random | None = None) -> Reading | None:
+    """The goal plus one fact: an object the words never refer to put where the goal puts something (the
+    expert states it and carries it out). None when the goal places nothing, or no such object fits there, or the
+    goal as first stated names a thing not seen yet ("the thing in the drawer": no goal can be stated before the
+    look inside, and moving the extra object first would be a step before any goal, which the planner refuses)."""
+    if any(o not in world.objects for a in stated for o in a.objects):
+        return None
+    dests = [p for p in dict.fromkeys(a.args[1] for a in _placements(goal))
+             if p in world.places and world.places[p].reachable and _has_room(world, p, goal)]
+    options = [(o, p) for p in dests for o in _unreferenced(world, referred, goal) if world.objects[o].location != p]
+    if not options:
+        return None
+    obj, place = rng.choice(options) if rng is not None else options[0]
+    fact = _put(obj, place, world)
+    return Reading("extra_object", (*goal, fact), (*stated, fact) if stated else (),
+                   f"also {fact}: nothing in the words refers to the {spoken(obj)}")
+
+
+def _kind(world: WorldState, name: str) -> str:
+    obj = world.objects[name]
+    return obj.category or name
+
+
+def swapped_object_reading(goal: tuple[Any, ...], stated: tuple[Any, ...], world: WorldState,
+                           referred: frozenset[str], rng: random.Random | None = None) -> Reading | None:
+    """The goal with an object it moves (visible at the start) replaced, in every fact, by a visible object of
+    another kind the words never refer to. None when no such pair exists."""
+    from step_planner.bench.goals import Atom
+
+    moved = [a.args[0] for a in goal if a.predicate in ("in", "on", "at", "holding") and not a.negated]
+    named = [o for o in dict.fromkeys(moved) if o in world.objects and world.is_visible(o)]
+    targets = {a.args[0]: a.args[1] for a in _placements(goal)}
+    options = [(o, x) for o in named for x in _unreferenced(world, referred, goal)
+               if _kind(world, x) != _kind(world, o) and world.objects[x].location != targets.get(o)]
+    if not options:
+        return None
+    named_obj, other = rng.choice(options) if rng is not None else options[0]
+
+    def swap(atoms: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(Atom(a.predicate, tuple(other if x == named_obj else x for x in a.args), a.negated)
+                     for a in atoms)
+
+    new_goal = swap(goal)
+    new_stated = ()
+    if stated:
+        new_stated = swap(stated)
+        if not any(named_obj in a.objects for a in stated):
+            new_stated = (*new_stated, *(a for a in new_goal if other in a.objects))
+    return Reading("swapped_object", new_goal, new_stated,
+                   f"the {spoken(other)} ({_kind(world, other)}) instead of the {spoken(named_obj)}")

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from step_planner.bench.metrics import ALL, aggregate, prompt_tokens_by_call, wording
+from step_planner.bench.metrics import ALL, aggregate, meaning_mistakes, prompt_tokens_by_call, wording
 from step_planner.bench.runner import RunRecord
 from step_planner.bench.tasks import CATEGORIES
 
@@ -29,7 +29,8 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], words: list[dict[str, Any]] | None = None) -> str:
+def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], words: list[dict[str, Any]] | None = None,
+             meaning: list[dict[str, Any]] | None = None) -> str:
     planners = list(dict.fromkeys(meta["planners"]))
     noises = sorted({r["noise"] for r in rows})
     index = {(r["planner"], r["noise"], r["category"]): r for r in rows}
@@ -84,7 +85,54 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], words: list[dict[
         out += ["", *_confirmation_section(rows, planners, noises, meta)]
     if words:
         out += ["", *_wording_section(words, meta)]
+    if meaning and _shows_meaning(meaning, meta):
+        out += ["", *meaning_section(meaning)]
     return "\n".join(out) + "\n"
+
+
+def _shows_meaning(meaning: list[dict[str, Any]], meta: dict[str, Any]) -> bool:
+    from step_planner.bench.mistakes import MEANING_KINDS
+
+    asked = meta.get("mistakes")
+    return (isinstance(asked, list) and any(k in MEANING_KINDS for k in asked)) or \
+        any(set(m["by_kind"]) - {"none"} for m in meaning) or any(m["unresolved_phrases"] for m in meaning)
+
+
+def meaning_section(meaning: list[dict[str, Any]]) -> list[str]:
+    """Wrong SUCCEEDED per meaning mistake and per phenomenon, with and without confirmation, and the phrases the
+    planner's resolver could not read (:func:`step_planner.bench.metrics.meaning_mistakes` rows)."""
+    def conf(m: dict[str, Any]) -> str:
+        return "on" if m["confirm_goal"] else "off"
+
+    out = ["## Wrong SUCCEEDED by meaning mistake", "",
+           "A wrong SUCCEEDED: the planner reported success while the task's goal does not hold, or while an object "
+           "the goal does not move ended elsewhere (`goal holds`: only that moved object shows it, as an "
+           "`extra_object` reading does). `unresolved`: phrases of the instruction the planner's resolver could not "
+           "read (as the planner reports them; 0 when it reports none). Targets (issue 36): without confirmation "
+           "≤ 5 % of runs, each one with an unresolved phrase; with confirmation 0; `extra_object` and "
+           "`swapped_object` 0 without confirmation.", "",
+           _table(["planner", "p", "confirm_goal", "runs", "wrong SUCCEEDED", "goal holds", "unresolved phrases",
+                   "runs with one", "wrong SUCCEEDED with / without one"],
+                  [[m["planner"], f"{m['noise']:g}", conf(m), str(m["runs"]),
+                    f"{m['wrong_succeeded']} ({_pct(m['wrong_succeeded_rate'])})", str(m["wrong_goal_holding"]),
+                    str(m["unresolved_phrases"]), str(m["runs_with_unresolved"]),
+                    f"{m['wrong_with_unresolved']} / {m['wrong_without_unresolved']}"] for m in meaning]),
+           "", "Per meaning mistake the expert held for the run (`none`: no wrong reading applied; `moved unasked`: "
+           "runs that moved an object the goal does not move):", "",
+           _table(["planner", "p", "confirm_goal", "mistake", "runs", "wrong SUCCEEDED", "moved unasked"],
+                  [[m["planner"], f"{m['noise']:g}", conf(m), kind, str(c["runs"]), str(c["wrong_succeeded"]),
+                    str(c["moved_unasked"])] for m in meaning for kind, c in m["by_kind"].items()])]
+    if any(m["by_phenomenon"] for m in meaning):
+        out += ["", "Per phenomenon (wordings suite):", "",
+                _table(["planner", "p", "confirm_goal", "phenomenon", "runs", "wrong SUCCEEDED"],
+                       [[m["planner"], f"{m['noise']:g}", conf(m), k, str(c["runs"]), str(c["wrong_succeeded"])]
+                        for m in meaning for k, c in m["by_phenomenon"].items()])]
+    top = [[m["planner"], f"{m['noise']:g}", conf(m), str(n), phrase.replace("|", "/")]
+           for m in meaning for phrase, n in m["top_unresolved"]]
+    if top:
+        out += ["", "The phrases the resolver could not read most often:", "",
+                _table(["planner", "p", "confirm_goal", "runs", "phrase"], top)]
+    return out
 
 
 def _confirmation_section(rows: list[dict[str, Any]], planners: list[str], noises: list[float],
@@ -134,7 +182,7 @@ def _questions_section(words: list[dict[str, Any]]) -> list[str]:
             "right whatever the planner reported. Targets: ≥ 99 % solved at p = 0, 0 correct goals refused, "
             "0 questions on clear instructions, one per ambiguous instruction, nobody asked the same thing "
             "twice (a question or a goal shown again with the same words), 0 wrong SUCCEEDED (claimed success, goal "
-            "not holding) over all runs.", "",
+            "not holding or an object nobody asked for moved) over all runs.", "",
             _table(["planner", "p", "runs", "solved", "goal holds", "correct goals refused", "questions on clear",
                     "questions per ambiguous", "ambiguous asked exactly once", "runs asking the same twice",
                     "wrong SUCCEEDED"], body)]
@@ -215,10 +263,11 @@ def write_report(records: list[RunRecord], meta: dict[str, Any], out: Path) -> d
     out.mkdir(parents=True, exist_ok=True)
     rows = aggregate(records)
     words = wording(records)
+    meaning = meaning_mistakes(records)
     results = out / "results.json"
-    results.write_text(json.dumps({"meta": meta, "aggregates": rows, "wording": words,
+    results.write_text(json.dumps({"meta": meta, "aggregates": rows, "wording": words, "meaning": meaning,
                                    "runs": [r.to_dict() for r in records]}, indent=1))
     summary = out / "summary.md"
-    summary.write_text(markdown(rows, meta, words))
+    summary.write_text(markdown(rows, meta, words, meaning))
     pngs = plots(records, rows, out, list(dict.fromkeys(meta["planners"])))
     return {"results": results, "summary": summary, **{p.stem: p for p in pngs}}

@@ -22,6 +22,7 @@ from step_planner.bench.expert import ScriptedExpert
 from step_planner.bench.goals import milestones_reached, parse_atom, same_goal, satisfied
 from step_planner.bench.mistakes import MISTAKE_KINDS
 from step_planner.bench.planners import run_planner
+from step_planner.bench.referents import task_referred
 from step_planner.bench.tasks import Task
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
@@ -40,8 +41,11 @@ def new_expert(library: PrimitiveLibrary, task: Task, noise: float, seed: int,
     """The scripted expert for one run of a task: its goal registered, mistakes of ``mistakes`` at rate ``noise``."""
     expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=call_style, mistakes=mistakes)
     stated = tuple(parse_atom(f) for f in task.provisional_goal) or task.stated_goal
+    world = referred = None
+    if any(k in ("extra_object", "swapped_object") for k in mistakes) and noise > 0:
+        world, referred = task.world, task_referred(task)
     expert.register(task.instruction, task.goal, stated, task.question, task.candidates,
-                    tuple(task.hidden_goal_objects))
+                    tuple(task.hidden_goal_objects), world=world, referred=referred or frozenset())
     return expert
 
 
@@ -115,6 +119,10 @@ class RunRecord:
     correct_rejection_rules: list[str] = field(default_factory=list)  # ... of goals a careful model states
     repeated_asks: int = 0  # requests to the person that repeat an earlier one of the same run
     correct_rejection_problems: list[str] = field(default_factory=list)  # what refused a correct goal (texts)
+    reading: str = ""  # the meaning mistake the expert held for the run ("" when none)
+    moved_unasked: list[str] = field(default_factory=list)  # objects the task's goal does not move, moved
+    unresolved_phrases: list[str] = field(default_factory=list)  # phrases the planner's resolver could not read
+    confirm_goal: bool = False  # the person confirmed the goal before motion
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -233,7 +241,39 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         correct_rejection_problems=[blank_names(str(p), task.world) for r in result.goal_rejections
                                     if any(same_goal(r["goal"], g) for g in task.correct_statements)
                                     for p in r.get("problems") or []],
+        reading=next((i.kind for i in expert.injections if i.purpose == "reading"), "") if expert else "",
+        moved_unasked=moved_unasked(task, final), unresolved_phrases=unresolved_phrases(result),
+        confirm_goal=confirm_goal,
     )
+
+
+def moved_unasked(task: Task, final: WorldState) -> list[str]:
+    """Objects the task's goal does not move that ended somewhere else than they started (objects the final
+    world does not show are not judged)."""
+    asked = {o for a in task.goal for o in a.objects}
+    return sorted(o for o, start in task.world.objects.items()
+                  if o not in asked and o in final.objects and final.objects[o].location != start.location)
+
+
+def unresolved_phrases(result: Any) -> list[str]:
+    """The phrases of the instruction the planner's resolver could not read, from whatever the result carries:
+    ``unresolved_phrases`` (or ``unresolved``) on the result, else the root's readings in the tree snapshot
+    marked ``unresolved`` (or whose ``from`` says the resolver could not read them). Empty when nothing does."""
+    for name in ("unresolved_phrases", "unresolved"):
+        value = getattr(result, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return ["?"] * value  # a count without the words
+        if value and not isinstance(value, int | float | bool):
+            return [_phrase(v) for v in (value if isinstance(value, list | tuple) else [value])]
+    readings = (getattr(result, "tree", None) or {}).get("readings") or []
+    return [_phrase(r) for r in readings if isinstance(r, dict) and (
+        r.get("unresolved") or re.search(r"unresolved|could not (?:be )?read|cannot read", str(r.get("from", ""))))]
+
+
+def _phrase(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("said") or value.get("phrase") or value.get("text") or value)
+    return str(getattr(value, "said", None) or getattr(value, "phrase", None) or value)
 
 
 def blank_names(text: str, world: WorldState) -> str:

@@ -52,6 +52,7 @@ class GoalResult:
     verified: bool = False
     conditions: list[dict[str, Any]] = field(default_factory=list)  # ConditionRecord.to_dict() of the root
     goal_rejections: list[dict[str, Any]] = field(default_factory=list)  # {"goal": [...], "problems": [...]}
+    unresolved_phrases: list[str] = field(default_factory=list)  # phrases of the words no resolution could read
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +62,7 @@ class GoalResult:
             "verified": self.verified,
             "conditions": list(self.conditions),
             "goal_rejections": list(self.goal_rejections),
+            "unresolved_phrases": list(self.unresolved_phrases),
             "executed": [{"call": c.to_dict(), "outcome": o.to_dict()} for c, o in self.executed],
             "tree": self.tree,
             "usage": self.usage,
