@@ -110,19 +110,21 @@ def _hidden(world: WorldState, name: str) -> bool:
 
 def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, lex: Lexicon, *,
                 holds: Callable[[Condition], bool], answers: Sequence[str] = (), exempt: Iterable[str] = (),
-                start: WorldState | None = None, stays: bool = False) -> WordCheck:
+                start: WorldState | None = None, stays: bool = False, also: Sequence[Resolution] = ()) -> WordCheck:
     """Hold ``facts`` (a parsed, well-formed goal) against ``res`` (the instruction resolved in ``world``).
 
     ``holds``: whether a fact holds now (it changes nothing then). ``exempt``: names the words may mean though
     the resolver cannot see them (names of things not seen yet, things a search revealed). ``start``: the
     world when the task began ("put back"; default ``world``). ``stays``: the words say to leave things where
-    they are, so a fact that holds may keep an object in a place they do not name."""
+    they are, so a fact that holds may keep an object in a place they do not name. ``also``: the person's
+    answers, resolved: what they refer to counts as referred to ("yes, the marker too")."""
     out = WordCheck()
     start = start or world
     changed = changes(facts, world, holds)
     exempt = set(exempt)
     referring = res.of_role(THING, MENTION)
     licensed = {c for p in referring for c in p.candidates}
+    licensed |= {c for extra in also for p in extra.of_role(THING, MENTION) for c in p.candidates}
     may_be_hidden = any(p.hidden for p in referring)
     left_out = res.left_out()
     uncovered: dict[str, Condition] = {}
@@ -146,8 +148,9 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     _plural_coverage(facts, res, world, changed, out)
     _singular_picks(facts, res, world, lex, changed, answers, out)
     refused = set(uncovered) if not unread else set()
-    _places([f for f in facts if not set(f.objects) & refused], res, world, start,
-            holds if stays else (lambda _f: False), out)
+    said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
+    _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
+            start, holds if stays else (lambda _f: False), out)
     return out
 
 

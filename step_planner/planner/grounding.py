@@ -428,20 +428,24 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
         out.refuse(RULE_EMPTY, "state the instruction's goal as facts in `goal`, e.g. in(tape, drawer)")
         return out
     stated = _stated_names(texts)
+    original = instruction
     for answer in reversed(answers):  # the planner appends the answers to the words: they are resolved apart
-        instruction = instruction.removesuffix(answer).rstrip()
+        original = original.removesuffix(answer).rstrip()
     keep = {w for words in (*library.goal_words.values(), *library.required_words.values()) for w in words}
     keep |= {p for spec in library.primitives.values() for p in spec.phrases} | set(library.stay_words)
-    instruction = spell_corrected(instruction, world, extra=stated - set(world.objects) - set(world.places),
-                                  keep=keep | set(library.reference_words) | set(library.exception_words)
-                                  | set(library.generic_nouns) | set(library.group_words))
+    keep |= set(library.reference_words) | set(library.exception_words) | set(library.generic_nouns) \
+        | set(library.group_words)
+    extra = stated - set(world.objects) - set(world.places)
+    instruction = spell_corrected(instruction, world, extra=extra, keep=keep)
     named = named_entities(instruction, world)
     unseen = unseen_names(instruction, world, library.generic_nouns)
     out = _parse_all(texts, world, unseen, library.generic_nouns)
     if out.problems or not about_instruction:
         return out
     lexicon = default_lexicon(library)
-    resolution = resolve(instruction, world, lexicon)
+    resolution = resolve(_punctuated(original, spell_corrected(original, world, extra=extra, keep=keep)), world,
+                         lexicon)
+    said_in_answers = [resolve(a, world, lexicon) for a in answers]
     out.resolution = resolution
 
     def holds(fact: Condition) -> bool:
@@ -450,7 +454,7 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     padded = _words(instruction)
     stays = any(f" {w} " in padded for w in library.stay_words)  # "leave the blocks where they are"
     words = check_words(out.facts, resolution, world, lexicon, holds=holds, answers=answers,
-                        exempt=unseen | set(renaming), start=start, stays=stays)
+                        exempt=unseen | set(renaming), start=start, stays=stays, also=said_in_answers)
     changed = changes(out.facts, world, holds)
     mentioned = named | kind_mentions(instruction, world) | unseen | group_mentions(instruction, world, library) \
         | set(renaming) | {c for ph in resolution.phrases for c in ph.candidates}
@@ -492,6 +496,17 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
             if ref.guessed:
                 out.refuse(RULE_GUESSED, ref.guess_problem())
     return out
+
+
+def _punctuated(original: str, corrected: str) -> str:
+    """The spell-corrected words with the original's punctuation back (sentences and clauses matter to the
+    resolver): word for word while the two agree in length, else the corrected words alone."""
+    words = corrected.split()
+    parts = re.findall(r"[A-Za-z0-9_]+|[.,;:!?]", original.replace("'", " "))
+    if sum(1 for p in parts if p not in ".,;:!?") != len(words):
+        return corrected
+    it = iter(words)
+    return " ".join(p if p in ".,;:!?" else next(it) for p in parts)
 
 
 def _stated_names(texts: Iterable[object]) -> set[str]:

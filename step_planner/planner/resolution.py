@@ -13,7 +13,8 @@ imply a place, corrections) from ``config/resolution_lexicon.yaml``. Plurals com
 
 Sides are the robot's (the scenes' convention): +x ahead of its base, +y to its left. "left" is the largest
 y, "front" the smallest x, "nearest" the smallest distance from the base; things within ``side_margin`` of
-the extreme one all fit (then several remain and the person is asked). Ordinals ("the first block") are read as descriptions the model resolves: no order is in the scene data.
+the extreme one all fit (then several remain and the person is asked). Ordinals ("the first block") are read
+as descriptions the model resolves: no order is in the scene data.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ REPLACED = "replaced"  # corrected by the person ("the cup, no wait, I meant the
 
 _ENGINE = inflect.engine()
 # Names that are also auxiliary verbs: such a name is a name only after a determiner ("the can").
+_VERBS = frozenset({"put", "move", "close", "open", "shut", "take", "throw", "leave", "keep", "bin", "place",
+                    "pick", "get", "bring", "then", "also", "please"})
 _AUXILIARIES = frozenset({"can", "will", "may", "must", "might", "should", "would", "could"})
 
 
@@ -148,6 +151,8 @@ class Lexicon:
             for phrase in data.get(key) or ():
                 if " " in phrase:
                     lex.phrases.setdefault(phrase, key)
+        reference = (*reference, *(data.get("also_reference") or ()))
+        lex.reference_words = reference
         for phrase in data.get("everything") or ():
             lex.phrases.setdefault(phrase, "everything")
         for phrase in stay:
@@ -235,7 +240,7 @@ def vocabulary(world: WorldState, lex: Lexicon) -> dict[str, _Sense]:
             out.setdefault(plural(word), sense)
     everything = frozenset(world.objects)
     for word in lex.generic:
-        one = word in ("thing", "item", "object", "something", "anything")
+        one = word in ("thing", "item", "object", "something")
         out.setdefault(word, _Sense(everything, "generic", not one))
     for name in (*world.objects, *world.places):
         out[_spoken(name)] = _Sense(frozenset({name}), "name", False)
@@ -470,8 +475,8 @@ def _is_goes(parse: _Parse, k: int, end: int) -> bool:
     """Is there a preposition saying where things go after ``k`` in the clause?"""
     goes = parse.lex.words("where_it_goes")
     for m in range(k, end):
-        if parse.toks[m].text == ",":
-            return False  # "put the blocks in the bin, the ones on the table"
+        if parse.toks[m].text in (",", "then") or parse.toks[m].text == "and" and parse.text(m + 1) in _VERBS:
+            return False  # "put the blocks in the bin, the ones on the table"; "... and close it"
         if parse.toks[m].text in goes or parse.toks[m].cls == "where_it_goes":
             return True
     return False
@@ -503,6 +508,15 @@ def _post(parse: _Parse, phrase: Phrase, i: int) -> Phrase:
             return replace(phrase, candidates=tuple(fits), described=True, said=f"{phrase.said} {said}")
     word = parse.text(k)
     cls = parse.toks[k].cls if k < len(parse.toks) else ""
+    if word == "of" and parse.toks[k + 1:k + 2] and parse.toks[k + 1].sense is None:
+        return replace(phrase, described=True, read=False, unread=(*phrase.unread, "of"),
+                       said=f"{phrase.said} of ...")  # "the blocks of other colours": not read
+    if (parse.toks[i].cls == "everything" or parse.text(i) in lex.words("everything") or parse.text(i) in (
+            "something", "anything", "stuff")) and k < len(parse.toks) and parse.toks[k].sense is None \
+            and cls == "" and word not in lex.words("stop") and word not in lex.words("others") \
+            and word not in lex.words("copula") and word not in lex.words("relative"):
+        return replace(phrase, described=True, read=False, unread=(*phrase.unread, word),
+                       said=f"{phrase.said} {word}")  # "everything round": a description the resolver cannot read
     if word in lex.data.get("sides", {}) and parse.text(k + 1) in ("to", "from") and word not in ("left", "right"):
         # "furthest to the left": the side word after "to the"
         j = k + 2 + (parse.text(k + 2) in lex.words("determiners"))
@@ -522,7 +536,7 @@ def _post(parse: _Parse, phrase: Phrase, i: int) -> Phrase:
                            read=phrase.read and picked is not None, said=f"{phrase.said} {word} the {side}")
         if place is not None:
             there = set(place.candidates)
-            located = [n for n in phrase.kinds if n in world.objects and world.objects[n].location in there]
+            located = [n for n in names if n in world.objects and world.objects[n].location in there]
             verb_before = any(t.text in lex.words("placing_verbs") for t in parse.toks[start:i])
             closed = any(world.places.get(p) is not None and world.places[p].openable
                          and not world.places[p].is_open for p in there)
@@ -614,7 +628,7 @@ def _parse(parse: _Parse) -> None:
                 parse.phrases.append(unknown)
             continue
         if tok.sense is not None and tok.sense.how == "name" and word in _AUXILIARIES and not (
-                i and toks[i - 1].text in dets):
+                i and (toks[i - 1].text in dets or toks[i - 1].text in lex.colours)):
             continue  # "the blocks can go in the bin": a can only after a determiner
         if tok.sense is None and word not in lex.words("anaphoric") and \
                 word not in (*lex.words("pronouns_singular"), *lex.words("pronouns_plural")) and \
@@ -622,42 +636,60 @@ def _parse(parse: _Parse) -> None:
             continue
         # premodifiers back to a determiner
         j, mods = i - 1, []
+        alternatives: list[str] = []  # "the red, blue and green blocks": each colour's blocks
         while j >= 0 and toks[j].sense is None and toks[j].cls == "" and toks[j].text not in dets \
                 and toks[j].text not in universal and toks[j].text not in lex.words("stop") and len(mods) < 3:
             mods.insert(0, toks[j].text)
             j -= 1
+            while mods[0] in lex.colours and j > 0 and toks[j].text in (",", "and", "or") \
+                    and toks[j - 1].text in lex.colours:
+                alternatives.append(toks[j - 1].text)
+                j -= 2
         det = toks[j].text if j >= 0 and (toks[j].text in dets or toks[j].text in universal) else ""
-        if not det:
-            mods = [m for m in mods if m in lex.colours or m in lex.data.get("sizes", {})
-                    or m in lex.data.get("states", {}) or m in lex.words("numbers")]
-        quantified = det in universal or (j > 0 and toks[j - 1].text in universal) \
+        if not det:  # "round stuff", "red blocks": a word right before the noun describes it
+            mods = mods[-1:]
+        quantified = det in universal or (bool(det) and j > 0 and toks[j - 1].text in universal) \
             or (j > 1 and toks[j - 1].text == "of" and toks[j - 2].text in universal) \
             or any(m in lex.words("numbers") for m in mods) or tok.cls == "everything"
         role = _role_before(parse, i)
         if word in (*lex.words("pronouns_singular"), *lex.words("pronouns_plural")) and tok.sense is None:
             many = word in lex.words("pronouns_plural")
             ante = _antecedent(parse, i, many)
+            if parse.text(i - 1) in ("close", "open", "shut"):  # "... in the drawer and close it": the drawer
+                ante = next((p for p in reversed(parse.phrases) if p.candidates
+                             and all(c in parse.world.places for c in p.candidates)), ante)
             if ante is None or word in ("this", "that", "these", "those") and det:
                 continue
             phrase = replace(ante, said=word, role=THING if role == MENTION else role, start=i,
-                             sentence=parse.sentence_of(i), plural=many or ante.plural)
+                             sentence=parse.sentence_of(i), plural=many or ante.plural, definite=True)
             parse.phrases.append(phrase)
             continue
         if word in lex.words("anaphoric") and tok.sense is None:
-            ante = next((p for p in reversed(parse.phrases) if p.kinds and p.role != DESTINATION), None)
+            if role == DESTINATION:  # "shift it over to the left one": a place said before
+                ante = next((p for p in reversed(parse.phrases) if p.kinds
+                             and all(k in parse.world.places for k in p.kinds)), None)
+            else:
+                ante = next((p for p in reversed(parse.phrases) if p.kinds and p.role != DESTINATION), None)
             if ante is None:
                 continue
+            kinds = list(ante.kinds)
+            if ante.named:  # "the right drawer ... the left one": things of its kind
+                vocab = vocabulary_cache(parse)
+                kinds = sorted({n for noun in _kind_nouns(parse.world, ante.candidates[0], lex) if noun in vocab
+                                for n in vocab[noun].entities if parse.world.is_visible(n)})
             base = _Parse(parse.world, lex, toks, consumed=parse.consumed)
-            names, unread, described = _filter(base, list(ante.kinds), mods)
-            phrase = Phrase(" ".join(["the", *mods, word]) if det else word, role, tuple(names), ante.kinds,
+            names, unread, described = _filter(base, kinds, mods)
+            phrase = Phrase(" ".join(["the", *mods, word]) if det else word, role, tuple(names), tuple(kinds),
                             plural=word == "ones", described=described or bool(mods), definite=True,
                             read=not unread, unread=tuple(unread), sentence=parse.sentence_of(i), start=i)
             phrase = _post(parse, phrase, i)
             apposition = all(t.cls == "punct" and t.text == "," or t.text in dets or t.text in mods
                              for t in toks[ante.start + 1:i]) or (toks[i - 1 - bool(det) - len(mods)].text == ","
                                                                   and ante.sentence == parse.sentence_of(i))
-            if ante.start < i and (apposition or not ante.described and set(names) <= set(ante.candidates)) \
-                    and ante.role == THING:
+            if apposition and ante.named:  # "the red block, the one next to the blue block": the name says
+                phrase = replace(phrase, candidates=ante.candidates, named=True)
+            if ante.start < i and (apposition or not ante.described and not ante.plural
+                                   and set(names) <= set(ante.candidates)) and ante.role == THING:
                 parse.phrases[parse.phrases.index(ante)] = replace(ante, role=REFERENCE)  # "the block, the green one"
             if not phrase.described:
                 phrase = replace(phrase, described=ante.described, candidates=ante.candidates)
@@ -669,8 +701,18 @@ def _parse(parse: _Parse) -> None:
                             sentence=parse.sentence_of(i), start=i)
         else:
             phrase = _noun_phrase(parse, i, mods, bool(det))
+            if alternatives:
+                rest = [m for m in mods if m not in lex.colours]
+                names = {n for colour in (*alternatives, *[m for m in mods if m in lex.colours])
+                         for n in _filter(parse, list(phrase.kinds), [colour, *rest])[0]}
+                phrase = replace(phrase, candidates=tuple(sorted(names)), plural=True, described=True)
+                mods = [*reversed(alternatives), *mods]
             phrase = replace(phrase, said=" ".join([*([det] if det else []), *mods, word]),
-                             definite=det not in ("a", "an"), role=role)
+                             definite=det not in ("", "a", "an") or bool(phrase.plural), role=role)
+            if det in ("those", "these") and phrase.plural:  # "those drawers": the ones said before
+                said = {c for q in parse.phrases for c in q.candidates if c in phrase.candidates}
+                if said:
+                    phrase = replace(phrase, candidates=tuple(sorted(said)), described=True)
         if quantified:
             phrase = replace(phrase, plural=True)
         if det in ("a", "an"):  # "an old sponge": what is expected, its adjectives need not single it out
@@ -691,7 +733,7 @@ def _elided_at(parse: _Parse, i: int) -> Phrase | None:
     while j < len(toks) and toks[j].sense is None and toks[j].text in describing:
         mods.append(toks[j].text)
         j += 1
-    if not mods or parse.text(j) not in ("and", "or", ","):
+    if not mods or parse.text(j) not in ("and", "or", ",") or parse.text(j + 1) not in lex.words("determiners"):
         return None
     for k in range(j + 1, min(j + 7, len(toks))):
         if toks[k].cls == "punct" and toks[k].text != ",":
@@ -825,9 +867,15 @@ def resolve_answer(answer: str, candidates: Sequence[str], world: WorldState,
     """Which of ``candidates`` the person's answer means ("the one on the tray", "the left one", "the one you
     write with", "the blue block"); None when the answer cannot be read against them."""
     lex = lexicon or default_lexicon()
-    vocab = vocabulary(world, lex)
-    parse = _Parse(world, lex, tokens(answer, vocab, lex))
     kinds = tuple(sorted(candidates))
+    said = " ".join(_split(answer))
+    for use in sorted(set(lex.uses.values()), key=len, reverse=True):  # "the sticky roll", "the one for screws"
+        if f" {' '.join(_split(use))} " in f" {said} ":
+            fits = tuple(c for c in kinds if c in world.objects and lex.uses.get(world.objects[c].category) == use)
+            if fits:
+                return fits
+    vocab = vocabulary(world, lex)
+    parse = _Parse(world, lex, tokens(answer, vocab, lex), vocab=vocab)
     parse.phrases.append(Phrase("the question's candidates", MENTION, kinds, kinds, start=-1))
     _parse(parse)
     said = [p for p in parse.phrases[1:] if p.role not in (REFERENCE, DESTINATION)]

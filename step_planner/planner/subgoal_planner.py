@@ -492,8 +492,8 @@ class StepPlanner:
     def _readings(self, references: list[Reference]) -> list[dict]:
         answers = [a for _, a in self.tree.clarifications]
         source = f"from your answer '{answers[-1]}'" if answers else "the model's reading of the instruction's words"
-        return [{"said": r.said, "resolved": list(r.picked), "candidates": list(r.candidates), "from": r.source or source}
-                for r in references]
+        return [{"said": r.said, "resolved": list(r.picked), "candidates": list(r.candidates),
+                 "from": r.source or source} for r in references]
 
     def _count_refusal(self, rules: list[str], problems: list[str]) -> None:
         """Every refusal rule has a bound; the same refusal text again counts twice."""
