@@ -123,7 +123,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     changed = changes(facts, world, holds)
     exempt = set(exempt)
     referring = res.of_role(THING, MENTION)
-    licensed = {c for p in referring for c in p.candidates}
+    licensed = {c for p in referring if p.read or p.hidden for c in p.candidates}
     licensed |= {c for extra in also for p in extra.of_role(THING, MENTION) for c in p.candidates}
     may_be_hidden = any(p.hidden for p in referring)
     left_out = res.left_out()
@@ -137,8 +137,9 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
         elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)):
             uncovered[obj] = fact
     unread = res.unresolved
-    if uncovered and unread:  # "tidy the bench": the model's reading of words the resolver cannot read
-        phrase = unread[0]
+    loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
+    if uncovered and (unread or loose):  # "tidy the bench": the model's reading of words the resolver cannot read
+        phrase = (unread or loose)[0]
         out.unresolved.append(phrase.said)
         out.readings.append(Reading(phrase.said, tuple(str(f) for f in uncovered.values()), (),
                                     "the model's reading of words the checks could not resolve", unresolved=True))

@@ -105,7 +105,8 @@ class Resolution:
     @property
     def unresolved(self) -> list[Phrase]:
         """Phrases about things to change that the resolver could not read ("tidy the bench")."""
-        return [p for p in self.phrases if p.role in (THING, MENTION) and not p.read and not p.candidates]
+        return [p for p in self.phrases if p.role in (THING, MENTION) and not p.read and not p.candidates
+                and not p.hidden]
 
     def left_out(self) -> set[str]:
         """Things the words leave out or take back: never moved."""
@@ -492,6 +493,9 @@ def _post(parse: _Parse, phrase: Phrase, i: int) -> Phrase:
     names = list(phrase.candidates)
     if parse.text(k) in lex.words("relative") and parse.text(k + 1) in lex.words("copula"):
         k, forced = k + 2, True
+    elif parse.text(k) in lex.words("relative") and parse.toks[k + 1:k + 2] and parse.toks[k + 1].sense is None:
+        return replace(phrase, described=True, read=False, unread=(*phrase.unread, parse.text(k + 1)),
+                       said=f"{phrase.said} {parse.text(k)} {parse.text(k + 1)} ...")  # "that doesn't match"
     elif (parse.toks[i].cls == "everything" or parse.text(i) in lex.words("everything")) \
             and parse.text(k) in lex.words("copula"):
         k, forced = k + 1, True  # "whatever is on the table"
