@@ -148,7 +148,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
             out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}")
     _plural_coverage(facts, res, world, changed, out)
     _singular_picks(facts, res, world, lex, changed, answers, out)
-    refused = set(uncovered) if not unread else set()
+    refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
     said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
     _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
             start, holds if stays else (lambda _f: False), out)

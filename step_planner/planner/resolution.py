@@ -244,6 +244,9 @@ def vocabulary(world: WorldState, lex: Lexicon) -> dict[str, _Sense]:
         one = word in ("thing", "item", "object", "something")
         out.setdefault(word, _Sense(everything, "generic", not one))
     for name in (*world.objects, *world.places):
+        sense = out.get(_spoken(name))
+        if sense is not None and sense.how == "kind" and len(sense.entities) > 1:
+            continue  # "the box" with a box and a box_2: the kind word, several fit
         out[_spoken(name)] = _Sense(frozenset({name}), "name", False)
         out[name] = out[_spoken(name)]
     return out
@@ -443,8 +446,8 @@ def _place_phrase(parse: _Parse, i: int) -> tuple[int, Phrase | None, str]:
     mods: list[str] = []
     while j < len(parse.toks) and parse.toks[j].sense is None and parse.toks[j].cls == "" and len(mods) < 3:
         sides = parse.lex.data.get("sides", {})
-        if parse.text(j) in sides and parse.toks[j + 1:j + 2] and \
-                (parse.toks[j + 1].sense is None or parse.toks[j + 1].cls == "punct"):
+        if parse.text(j) in sides and (j + 1 >= len(parse.toks) or parse.toks[j + 1].sense is None
+                                       or parse.toks[j + 1].cls == "punct"):
             while parse.text(j + 1) in sides:  # "on the far left": the last side word says which
                 j += 1
             return j + 1, None, parse.text(j)  # "on the left", "at the back"
@@ -842,8 +845,9 @@ def _implied(parse: _Parse) -> list[Implied]:
             verb, particle = parts[0], parts[-1]
             if not re.search(rf"\b{verb}\b(?: [a-z0-9_ ]{{0,40}}?)?\b{particle}\b", " ".join(words)):
                 continue
-        if any(i.said in said or said in i.said for i in out):
-            continue
+        if any(i.said in said or said in i.said or (i.said.split()[0], i.said.split()[-1]) == (parts[0], parts[-1])
+               for i in out):
+            continue  # "throw away" and "throw it away": one reading
         if spec.get("start"):
             out.append(Implied(said, (), start=True))
         elif kind := spec.get("kind"):
