@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary, call_shape
 from step_planner.domain.scene import SceneError, scene_from_dict
 from step_planner.domain.transitions import (
     AFFORDANCE,
@@ -45,6 +45,21 @@ def test_shipped_primitives_cover_the_franka_set(library):
 def test_parse_call_text(library, text, expected):
     call = library.parse_call_text(text)
     assert (str(call) if call else None) == expected
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("pick(tape)", ("pick", "tape")),
+    ("  Open_Drawer ( drawer=top ) . ", ("Open_Drawer", " drawer=top ")),
+    ("teleport()", ("teleport", "")),
+    ("pick up the tape", None),
+    ("1pick(tape)", None),
+    ("pick(tape) and place it", None),
+    ("the tape (the yellow one)", None),
+])
+def test_call_shape_is_the_one_reading_of_a_call(library, text, shape):
+    assert call_shape(text) == shape
+    if shape is None:  # what is not shaped as a call is never parsed as one
+        assert library.parse_call_text(text) is None
 
 
 def test_parse_call_text_rejects_extra_positional_args(library):

@@ -74,7 +74,16 @@ class PrimitiveCall:
         return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.args)})"
 
 
-_CALL_RE = re.compile(r"^\s*([a-z_][a-z0-9_]*)\s*\((.*)\)\s*\.?\s*$", re.IGNORECASE)
+_CALL_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*\.?\s*$")
+
+
+def call_shape(text: str) -> tuple[str, str] | None:
+    """``(name, argument text)`` when ``text`` is written as a call, ``pick(tape)`` (None when it is not).
+
+    The one place that says what a call looks like: the prompts, the planner and the termination check all
+    ask here, so a text they read as a call is one the library parses the same way."""
+    m = _CALL_RE.match(text)
+    return (m.group(1), m.group(2)) if m else None
 
 
 @dataclass
@@ -90,6 +99,7 @@ class PrimitiveLibrary:
     exception_words: tuple[str, ...] = ()  # words before an object the instruction leaves out ("except")
     generic_nouns: tuple[str, ...] = ()  # words that are never an object's name ("thing", "stuff")
     group_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "tools" -> the kinds it covers
+    search_words: tuple[str, ...] = ()  # words that describe looking for something ("find", "look for")
 
     @classmethod
     def load(cls, path: str | Path) -> PrimitiveLibrary:
@@ -141,7 +151,7 @@ class PrimitiveLibrary:
                 raise DomainError(f"{source}: {key} maps fact predicates ({', '.join(FACT_PREDICATES)}) to word lists")
             word_maps[key] = {k: tuple(w.lower() for w in v) for k, v in words.items()}
         lists = {}
-        for key in ("stay_words", "reference_words", "exception_words", "generic_nouns"):
+        for key in ("stay_words", "reference_words", "exception_words", "generic_nouns", "search_words"):
             words = data.get(key) or []
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
                 raise DomainError(f"{source}: {key} must be a list of words")
@@ -153,7 +163,8 @@ class PrimitiveLibrary:
         return cls(prims, dict(data.get("embodiment") or {}), word_maps["goal_words"],
                    lists["stay_words"], word_maps["required_words"], lists["reference_words"],
                    lists["exception_words"], lists["generic_nouns"],
-                   {k.lower(): tuple(w.lower() for w in v) for k, v in groups.items()})
+                   {k.lower(): tuple(w.lower() for w in v) for k, v in groups.items()},
+                   search_words=lists["search_words"])
 
     def __contains__(self, name: str) -> bool:
         return name in self.primitives
@@ -175,11 +186,11 @@ class PrimitiveLibrary:
         natural-language subgoal that the termination model judges). Positional arguments are
         bound in declaration order. Arity or keyword mistakes raise :class:`DomainError`.
         """
-        m = _CALL_RE.match(text)
-        if not m or m.group(1).lower() not in self.primitives:
+        shape = call_shape(text)
+        if shape is None or shape[0].lower() not in self.primitives:
             return None
-        spec = self.primitives[m.group(1).lower()]
-        inner = m.group(2).strip()
+        spec = self.primitives[shape[0].lower()]
+        inner = shape[1].strip()
         parts = [p.strip() for p in inner.split(",")] if inner else []
         bound: dict[str, str] = {}
         for pos, part in enumerate(parts):

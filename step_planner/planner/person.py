@@ -12,16 +12,28 @@ the caller: :class:`Desk` parks a request until another thread answers it (the n
 the CLI asks on the terminal (``step_planner.console``), :class:`ReplayPerson` repeats recorded replies
 (the overlap feature's shadow planner, re-planning an episode). With nobody to ask, the planner ends the
 goal naming the question: a guess is never presented as what the person meant. Plain threading, no ROS.
+
+:class:`Questions` is the planner's side: it asks (the model's question, or the planner's own "which do you
+mean" naming the candidates), never the same thing twice, and records the dialogue in the tree.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from step_planner.domain.world import GRIPPER, WorldState
+from step_planner.planner.budget import Canceled
+from step_planner.planner.result import GoalError
+
+if TYPE_CHECKING:
+    from step_planner.planner.budget import Budget
+    from step_planner.planner.tree import SubgoalTree
 
 MAX_ANSWER_CHARS = 500
 
@@ -205,3 +217,113 @@ class ReplayPerson:
         if not self._replies:
             return Reply(ReplyKind.NO_ANSWER, "no recorded reply")
         return self._replies.pop(0)
+
+
+# ---- the planner's questions -------------------------------------------------------------------------
+MAX_QUESTIONS = 3  # questions one goal may ask the person
+
+
+class PersonStop(Exception):
+    """The person refused the goal, or nobody answered: the goal ends with ``error``."""
+
+    def __init__(self, error: GoalError, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+
+
+def question_words(text: str) -> set[str]:
+    return set(re.sub(r"[^a-z0-9_ ]", " ", text.lower()).split()) - {"the", "a", "an", "do", "you", "i", "which",
+                                                                     "is", "it", "should", "or", "of", "to"}
+
+
+def same_question(a: str, b: str) -> bool:
+    """Two questions that ask the same thing (the same words, give or take a few)."""
+    wa, wb = question_words(a), question_words(b)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.7
+
+
+def describe_candidate(name: str, world: WorldState) -> str:
+    """One candidate as a person tells it apart: ``tape (tape roll, on the table)``, ``drawer (closed)``."""
+    obj = world.objects.get(name)
+    if obj is not None:
+        loc = obj.location or ""
+        where = ("in the gripper" if loc == GRIPPER else
+                 f"{world.preposition(loc)} the {loc.replace('_', ' ')}" if loc else "where it was last seen")
+        return f"{name} ({obj.category or 'object'}, {where})"
+    place = world.places.get(name)
+    state = ("open" if place.is_open else "closed") if place is not None and place.openable else ""
+    return f"{name} ({state})" if state else name
+
+
+class Questions:
+    """The goal's conversation with the person: every request goes through here and into the tree's dialogue.
+
+    A question is offered to the model while the goal has questions left (``enabled``: the profile's
+    ``questions`` feature); the same question is never asked twice; an answer that is not usable counts as
+    none. Waiting for the person is not planning time (the budget is paused); a cancel while waiting ends
+    the goal. With nobody to answer, the goal ends CLARIFICATION_NEEDED (:class:`PersonStop`) naming the
+    question: a guess is never presented as what the person meant.
+    """
+
+    def __init__(self, person: Person | None, tree: SubgoalTree, budget: Budget, *, enabled: bool) -> None:
+        self.person = person
+        self.tree = tree
+        self.budget = budget
+        self.enabled = enabled
+        self.replies: list[Reply] = []  # the person's replies, in order (what a shadow planner replays)
+
+    def ask(self, request: Ask) -> Reply:
+        """Ask the person (the tree shows what the goal waits for); the wait is not planning time."""
+        if self.person is None:
+            reply = Reply(ReplyKind.NO_ANSWER, "no person is connected to answer")
+        else:
+            self.tree.set_waiting(request.to_dict())
+            started = time.monotonic()
+            try:
+                reply = self.person.ask(request, self.budget.cancel)
+            finally:
+                self.budget.pause(time.monotonic() - started)
+                self.tree.set_waiting(None)
+        if reply.kind is ReplyKind.ANSWER and (problem := answer_problem(reply.text)):
+            reply = Reply(ReplyKind.NO_ANSWER, f"the answer was not usable: {problem}")
+        self.replies.append(reply)
+        self.tree.add_dialogue(request.to_dict(), reply.to_dict())
+        if reply.kind is ReplyKind.CANCELED or self.budget.cancel.is_set():
+            raise Canceled()
+        return reply
+
+    def asked(self) -> list[str]:
+        return [d["text"] for d in self.tree.dialogue if d["kind"] == AskKind.QUESTION.value]
+
+    def may_ask(self) -> bool:
+        """A question is offered at any node (the world may show the ambiguity: a drawer opened on two
+        candidates) while the goal has questions left."""
+        return self.enabled and len(self.asked()) < MAX_QUESTIONS
+
+    def clarify(self, question: str, who: str = "the model") -> str | None:
+        """Ask the person; the answer reaches every later prompt (None: answered). A question asked before is
+        not asked again: what to tell the model instead is returned."""
+        answered = dict(self.tree.clarifications)
+        for earlier in self.asked():
+            if same_question(earlier, question):
+                said = f"they answered '{answered[earlier]}'" if earlier in answered else "nobody answered"
+                return (f"you asked the person '{question}', which was asked already ('{earlier}': {said}); a "
+                        "person is not asked the same thing twice: go on with their answer")
+        reply = self.ask(Ask(AskKind.QUESTION, question, self.tree.instruction, self.tree.goal_id))
+        if reply.kind is not ReplyKind.ANSWER:
+            done = self.budget.primitives
+            ran = "nothing was executed" if not done else f"{done} primitive{'s' * (done > 1)} had been executed"
+            raise PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: {who} asked "
+                             f"\"{question}\" and {reply.text or 'nobody answered'}; {ran}")
+        return None
+
+    def ask_which(self, said: str, candidates: Iterable[str], world: WorldState) -> str | None:
+        """A reference only the person can settle: ask them, naming the candidates so they can be told apart
+        (with nobody to ask, or questions off, the goal ends CLARIFICATION_NEEDED naming them)."""
+        kind = said.split()[-1]
+        question = (f"Which {kind} do you mean by '{said}': "
+                    + "; ".join(describe_candidate(n, world) for n in candidates) + "?")
+        if not self.enabled:
+            raise PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is ambiguous: {question} "
+                             "(questions to the person are off in this profile)")
+        return self.clarify(question, who="the planner")

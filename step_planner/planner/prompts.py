@@ -10,7 +10,6 @@ the feedback, so the same situation always gives byte-identical messages (replay
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import yaml
 from pydantic import BaseModel
 
 from step_planner.domain.conditions import FACT_SYNTAX, explain_failure
-from step_planner.domain.primitives import PrimitiveLibrary
+from step_planner.domain.primitives import PrimitiveLibrary, call_shape
 from step_planner.llm.schemas import CompletionAnswer, TerminationAnswer, answer_schema, json_schema
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.kinds import NodeStatus
@@ -30,8 +29,11 @@ _PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "
                  "clarifications")
 _TEMPLATES = ("decompose_system", "decompose_user", "decompose_rules_grounded", "decompose_rules_text",
               "decompose_rules_calls", "terminate_system", "terminate_user", "verify_system", "verify_user")
+# Sections a decomposition prompt adds when they apply (``section_<name>.txt``), with their placeholders.
+SECTIONS = {"goal": (), "goal_restate": ("names", "inside"), "ambiguity": ("unset",), "depth_limit": (),
+            "control_flow_choose": (), "control_flow_fixed": ("control",), "remaining_plan": ("plan",),
+            "plan_ahead": ()}
 ANSWER_STYLES = ("grounded", "text", "calls")
-_CALL_SHAPE = re.compile(r"^\s*[A-Za-z_][A-Za-z0-9_]*\s*\(.*\)\s*\.?\s*$")
 
 
 class PromptError(ValueError):
@@ -90,7 +92,7 @@ class PromptBook:
     def load(cls, library: PrimitiveLibrary, prompts_dir: str = "", history: str = "tree") -> PromptBook:
         folder = _find_prompts_dir(prompts_dir)
         templates = {}
-        for name in _TEMPLATES:
+        for name in (*_TEMPLATES, *(f"section_{n}" for n in SECTIONS)):
             path = folder / f"{name}.txt"
             try:
                 templates[name] = path.read_text()
@@ -108,12 +110,16 @@ class PromptBook:
 
     def _check(self) -> None:
         probe = dict.fromkeys(("embodiment", "primitives", "poses", "schema", "answer_rules", "facts", "example",
-                               *_PLACEHOLDERS), "")
+                               *_PLACEHOLDERS, *(p for names in SECTIONS.values() for p in names)), "")
         for name, text in self.templates.items():
             try:
                 text.format(**probe)
             except (KeyError, IndexError, ValueError) as exc:
                 raise PromptError(f"prompt template {name}: bad placeholder {exc}") from exc
+
+    def section(self, name: str, **values: str) -> str:
+        """A section of a decomposition prompt (``section_<name>.txt``), filled in."""
+        return self.templates[f"section_{name}"].format(**values).rstrip("\n")
 
     # ---- system messages -------------------------------------------------------------------
     def _example(self, kind: str, style: str, schema: type[BaseModel]) -> str:
@@ -220,7 +226,7 @@ class PromptBook:
             note = f" (after {folded} rejected proposal{'s' if folded > 1 else ''})" if folded else ""
             folded = 0
             shown = child.text
-            if child.call is not None and not _CALL_SHAPE.match(child.text):
+            if child.call is not None and call_shape(child.text) is None:
                 shown += f" [{child.call}]"  # what a natural-language child ran
             outcome = describe_outcome(child)
             if feedback_has_current and child.status is NodeStatus.ABANDONED and i - 1 > last_live:

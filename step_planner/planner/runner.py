@@ -47,10 +47,10 @@ def validate_instruction(instruction: object) -> str | None:
 def _usage(llm: object, first_record: int, planner: StepPlanner) -> dict:
     usage: dict = {"llm_calls": planner.llm_calls, "primitives": planner.primitives,
                    "planned_without_llm": planner.planned_skips, "profile": planner.profile.name,
-                   "llm_wait_s": round(planner.llm_wait_s, 4)}
-    if planner.prefetcher is not None:
-        stats = planner.prefetcher.stats
-        usage.update(stats.to_dict(), llm_wait_s=round(planner.llm_wait_s + stats.llm_wait_s, 4))
+                   "llm_wait_s": round(planner.gate.wait_s, 4)}
+    if planner.gate.prefetcher is not None:
+        stats = planner.gate.prefetcher.stats
+        usage.update(stats.to_dict(), llm_wait_s=round(planner.gate.wait_s + stats.llm_wait_s, 4))
     ledger = getattr(llm, "usage", None)
     records = list(getattr(ledger, "records", []))[first_record:]
     if records:
@@ -149,8 +149,8 @@ def run_goal(
     except StopIteration as stop:
         result = stop.value
     finally:
-        if planner.prefetcher is not None:
-            planner.prefetcher.close()
+        if planner.gate.prefetcher is not None:
+            planner.gate.prefetcher.close()
     result.executed = executed
     if result.success and planner.episodic is not None:
         planner.episodic.add_successes(result.tree)
@@ -174,17 +174,17 @@ def _speculation(planner: StepPlanner, initial: WorldState, library: PrimitiveLi
     prefetcher = Prefetcher(planner.llm, charge)
     if not prefetcher.can_fork:
         return None
-    planner.prefetcher = prefetcher
+    planner.gate.prefetcher = prefetcher
 
     shadow_config = planner.config.with_changes(wall_clock_s=1e9, max_llm_calls=10**6)
 
     def make_shadow(replay_llm, prompts) -> StepPlanner:  # the person's replies so far are replayed to it
         return StepPlanner(planner.tree.instruction, library=library, llm=replay_llm, config=shadow_config,
                            prompts=prompts, episodic=episodic, goal=goal, goal_id=planner.tree.goal_id,
-                           person=ReplayPerson(planner.replies), confirm_goal=planner.confirm_goal)
+                           person=ReplayPerson(planner.questions.replies), confirm_goal=planner.intake.confirm_goal)
 
     def speculate(history: list, call: PrimitiveCall, last_world: WorldState) -> None:
-        answers = list(planner.answers.ordered)
+        answers = list(planner.gate.answers.ordered)
         prefetcher.start(lambda prepared, stop: next_request(make_shadow, initial, history, call, answers + prepared,
                                                              planner.prompts, library, last_world, stop))
 

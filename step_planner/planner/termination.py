@@ -29,7 +29,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from step_planner.domain.conditions import Condition
-from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary
+from step_planner.domain.primitives import DomainError, PrimitiveCall, PrimitiveLibrary, call_shape
 from step_planner.domain.transitions import (
     BAD_ARGUMENTS,
     UNKNOWN_ENTITY,
@@ -49,7 +49,6 @@ from step_planner.planner.tree import SubgoalTree
 
 TERMINATION_MODES = ("grounded", "hybrid", "llm", "calls")
 _MAPPING_PROBLEMS = {UNKNOWN_PRIMITIVE, BAD_ARGUMENTS, UNKNOWN_ENTITY, WRONG_TYPE}
-_CALL_SHAPE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(.*\)\s*\.?\s*$")
 
 
 class CompletionLLM(Protocol):
@@ -128,9 +127,9 @@ class TerminationChecker:
                                      categories=("bad_arguments",))
             if call is not None:
                 return call, None
-            if m := _CALL_SHAPE.match(text):
+            if shape := call_shape(text):
                 known = ", ".join(self.library.primitives)
-                return None, Verdict(VerdictKind.REPLAN, f"'{m.group(1)}' is not a primitive of this robot ({known})",
+                return None, Verdict(VerdictKind.REPLAN, f"'{shape[0]}' is not a primitive of this robot ({known})",
                                      VerdictSource.DETERMINISTIC, categories=("unknown_primitive",))
             if text is child.call_text:
                 return None, Verdict(VerdictKind.REPLAN, f"call {text!r} is not written as a call such as "
