@@ -136,13 +136,15 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
                        "moved")
         elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)):
             uncovered[obj] = fact
-    unread = res.unresolved
+    unread = [p for p in res.unresolved  # "the pen" not seen yet, the goal's pen hidden: that is what it names
+              if not any(_hidden(world, o) and set(o.split("_")) & set(p.unread) for o in changed)]
     loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
     if uncovered and (unread or loose):  # "tidy the bench": the model's reading of words the resolver cannot read
         phrase = (unread or loose)[0]
         out.unresolved.append(phrase.said)
         out.readings.append(Reading(phrase.said, tuple(str(f) for f in uncovered.values()), (),
-                                    "the model's reading of words the checks could not resolve", unresolved=True))
+                                    "the model's reading of words the resolver could not read (unresolved)",
+                                    unresolved=True))
     else:
         for obj, fact in uncovered.items():
             out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}")

@@ -106,7 +106,7 @@ class Resolution:
     def unresolved(self) -> list[Phrase]:
         """Phrases about things to change that the resolver could not read ("tidy the bench")."""
         return [p for p in self.phrases if p.role in (THING, MENTION) and not p.read and not p.candidates
-                and not p.hidden]
+                and not (p.hidden and not p.definite)]
 
     def left_out(self) -> set[str]:
         """Things the words leave out or take back: never moved."""
@@ -215,6 +215,8 @@ def _kind_nouns(world: WorldState, name: str, lex: Lexicon) -> set[str]:
     out = {words[-1]} if words else set()
     if place.kind != "surface":
         out.add(place.kind)
+    else:  # "the bench", "the desk": what people call the surface things stand on
+        out |= set(lex.data.get("surface_words") or ())
     return out
 
 
@@ -786,9 +788,10 @@ def _unknown_at(parse: _Parse, i: int) -> Phrase | None:
     if not run or set(run) <= described or (j < len(toks) and toks[j].sense is not None) \
             or any(t.isdigit() for t in run):
         return None
+    shut = any(p.openable and not p.is_open for p in parse.world.places.values())
     return Phrase(f"{tok.text} {' '.join(run)}", _role_before(parse, i + 1), (), (), read=False,
-                  unread=tuple(run), definite=tok.text not in ("a", "an"), hidden=tok.text in ("a", "an"),
-                  sentence=parse.sentence_of(i), start=i)
+                  unread=tuple(run), definite=tok.text not in ("a", "an"), hidden=tok.text in ("a", "an") or shut,
+                  sentence=parse.sentence_of(i), start=i)  # "the pen" not seen: maybe in a closed drawer
 
 
 def _apply_scope(parse: _Parse) -> list[Phrase]:
@@ -804,6 +807,10 @@ def _apply_scope(parse: _Parse) -> list[Phrase]:
                          and not q.plural for c in q.candidates}
             if gone:
                 p = replace(p, candidates=tuple(c for c in p.candidates if c not in gone))
+            listed = [q for q in phrases if q.start > p.start and q.sentence - p.sentence in (0, 1) and q.role == THING
+                      and q.named and set(q.candidates) <= set(p.candidates)]
+            if len(listed) >= 2:  # "everything on the bench - the tape, the screwdriver and the red block"
+                p = replace(p, read=False, unread=(*p.unread, "(listed after it)"))
         out.append(p)
     for i, tok in enumerate(parse.toks):
         if not (tok.cls == "corrections" or tok.text in parse.lex.words("corrections")
