@@ -270,3 +270,12 @@ def test_a_named_thing_moved_somewhere_unsaid_is_refused_unless_the_words_imply_
     assert checked(library, world, text, goal).ok
     out = checked(library, world, text, [g.replace("top_drawer", "bin") for g in goal])
     assert "unmentioned_place" in out.rules
+
+
+def test_nothing_in_view_fitting_a_description_ends_the_goal_unless_a_drawer_may_hide_it(library):
+    world = blocks_world(4, 3)
+    out = checked(library, world, "Put the block on the left in the bin, the orange one.", ["in(block_0, bin)"])
+    assert "nothing_fits" in out.rules and "it may be in bottom_drawer" in " ".join(out.problems) and not out.ends
+    world.places["bottom_drawer"].is_open = True
+    out = checked(library, world, "Put the block on the left in the bin, the orange one.", ["in(block_0, bin)"])
+    assert out.ends.startswith("nothing in view fits 'the orange one'")
