@@ -138,9 +138,11 @@ class GoalIntake:
         tree = self.tree
         revealed = self.beliefs.seen_inside - self.looked_when_stated if restate else set()
         checked = check_goal(stated, self.instruction_text, self.beliefs, self.library,
-                             answered=bool(tree.clarifications),
+                             answered=bool(tree.clarifications), answers=[a for _, a in tree.clarifications],
                              renaming={o for o, obj in self.beliefs.world.objects.items() if obj.location in revealed})
         renamed = self.renamed(checked, restate) if restate else {}
+        if checked.ends:  # nothing in view fits what the words describe: no goal can say what they mean
+            raise PersonStop(GoalError.PLANNING_FAILED, f"{checked.ends}; nothing was executed")
         if not checked.ok:
             self.goal_rejections.append({"goal": [str(g) for g in stated], "problems": list(checked.problems),
                                          "rules": list(checked.rules)})
@@ -167,8 +169,8 @@ class GoalIntake:
     def _readings(self, references: list[Reference]) -> list[dict]:
         answers = [a for _, a in self.tree.clarifications]
         source = f"from your answer '{answers[-1]}'" if answers else "the model's reading of the instruction's words"
-        return [{"said": r.said, "resolved": list(r.picked), "candidates": list(r.candidates), "from": source}
-                for r in references]
+        return [{"said": r.said, "resolved": list(r.picked), "candidates": list(r.candidates),
+                 "from": r.source or source} for r in references]
 
     def count_refusal(self, rules: list[str], problems: list[str]) -> None:
         """Every refusal rule has a bound; the same refusal text again counts twice."""

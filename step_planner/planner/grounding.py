@@ -27,13 +27,26 @@ Each problem is a sentence that goes back to the model as re-plan feedback.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from step_planner.domain.conditions import Condition, ConditionError, check_fact, parse_fact
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.world import GRIPPER, WorldState
 from step_planner.planner.beliefs import Beliefs
+from step_planner.planner.goal_checks import (
+    RULE_ANSWER,
+    RULE_LEFT_OUT,
+    RULE_NARROW,
+    RULE_NOTHING_FITS,
+    RULE_PLACE,
+    RULE_UNREFERRED,
+    RULE_WRONG_PICK,
+    Reading,
+    changes,
+    check_words,
+)
+from step_planner.planner.resolution import Resolution, default_lexicon, plural, resolve, singular
 
 MAX_CONDITIONS = 24
 # Common words one letter away from a name in the shipped scenes: never read as a typo of that name.
@@ -55,7 +68,10 @@ RULE_TOO_MANY = "too_many_facts"
 RULE_EMPTY = "no_goal"
 RULE_GENERIC = "generic_name"  # a fact about `thing` or `item`: no object has such a name
 RULE_UNMENTIONED = "unmentioned_thing"  # a fact about something the instruction does not mention
-RULE_PLACE = "unmentioned_place"  # an object must end up in a place the instruction does not mention
+# RULE_PLACE (an object must end up in a place the words neither name nor imply), RULE_UNREFERRED,
+# RULE_NARROW, RULE_LEFT_OUT, RULE_WRONG_PICK, RULE_NOTHING_FITS, RULE_ANSWER: planner/goal_checks.py
+__all__ = ["RULE_ANSWER", "RULE_LEFT_OUT", "RULE_NARROW", "RULE_NOTHING_FITS", "RULE_PLACE", "RULE_UNREFERRED",
+           "RULE_WRONG_PICK"]
 RULE_END_STATE = "end_state_words"  # holding(...) / open(...) without words that ask to end so
 RULE_REQUIRED = "required_fact"  # "close" said, no closed(...) fact
 RULE_NAMED_MISSING = "named_object_missing"  # an object the instruction names, no fact about it
@@ -77,6 +93,7 @@ class Reference:
     candidates: tuple[str, ...]
     picked: tuple[str, ...]
     described: bool
+    source: str = ""  # where the reading came from, when not the model's reading of the words
 
     @property
     def resolved(self) -> bool:
@@ -97,7 +114,11 @@ class CheckedConditions:
     facts: list[Condition] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)  # the rule of each problem, in order
-    references: list[Reference] = field(default_factory=list)  # singular references the goal resolved
+    references: list[Reference] = field(default_factory=list)  # references the goal resolved (and readings)
+    readings: list[Reading] = field(default_factory=list)  # how the goal reads the words, with where from
+    unresolved: list[str] = field(default_factory=list)  # phrases the resolver could not read, taken as read
+    resolution: Resolution | None = None  # what the instruction's phrases refer to
+    ends: str = ""  # the words cannot be met in this world (nothing in view fits): the goal ends, saying why
 
     @property
     def ok(self) -> bool:
@@ -143,16 +164,16 @@ def kind_mentions(text: str, world: WorldState) -> set[str]:
     full = _words(text)
     for name, place in world.places.items():
         kinds = {place.kind, name.split("_")[-1]}
-        by_kind = any(f" {w} " in padded or f" {w}s " in padded for w in kinds)
+        by_kind = any(f" {w} " in padded or f" {plural(w)} " in padded for w in kinds)
         by_adjective = "_" in name and f" {name.split('_')[0]} " in full and any(  # "the right drawer ... the left one"
-            f" {w} " in full or f" {w}s " in full for w in kinds)
+            f" {w} " in full or f" {plural(w)} " in full for w in kinds)
         if by_kind or by_adjective:
             found.add(name)
     for name, obj in world.objects.items():
         words = {name.split("_")[-1]} | ({obj.category.split()[-1]} if obj.category else set())
-        by_kind = any(f" {w} " in padded or f" {w}s " in padded for w in words)
+        by_kind = any(f" {w} " in padded or f" {plural(w)} " in padded for w in words)
         by_adjective = "_" in name and f" {name.split('_')[0]} " in full and any(  # "the red and the blue block"
-            f" {w} " in full or f" {w}s " in full for w in words)
+            f" {w} " in full or f" {plural(w)} " in full for w in words)
         if by_kind or by_adjective:
             found.add(name)
     return found
@@ -187,18 +208,13 @@ def spell_corrected(text: str, world: WorldState, extra: Iterable[str] = (), kee
     kept = names | _NOT_TYPOS | {w for phrase in keep for w in phrase.split()}
     out = []
     for word in _words(text).split():
-        if word in kept or not word.isalpha() or len(word) < 3 or _plural_of(word, names):
+        if word in kept or not word.isalpha() or len(word) < 3 or singular(word) in names:
             out.append(word)
             continue
         found = [n for n in names if (len(n) >= 4 and len(word) >= 4 or len(n) == len(word) == 3)
                  and _one_typo(word, n) and (len(word) > 3 or sorted(word) == sorted(n))]
         out.append(found[0] if len(found) == 1 else word)
     return " ".join(out)
-
-
-def _plural_of(word: str, names: set[str]) -> bool:
-    """``word`` is a plural of a name word ("blocks", "boxes"): a plural, not a typo of the singular."""
-    return (word.endswith("s") and word[:-1] in names) or (word.endswith("es") and word[:-2] in names)
 
 
 def reference_only(text: str, world: WorldState, reference_words: Iterable[str]) -> set[str]:
@@ -338,13 +354,13 @@ def group_mentions(text: str, world: WorldState, library: PrimitiveLibrary) -> s
     generic = set(library.generic_nouns) - {"it", "them", "one", "ones", "object", "thing", "item", "something"}
     names = _name_words(world)
     for i, tok in enumerate(tokens):
-        singular = tok[:-1] if tok.endswith("s") and tok[:-1] in library.group_words else tok
-        if (members := library.group_words.get(singular)) is not None:
+        one = singular(tok) if singular(tok) in library.group_words else tok
+        if (members := library.group_words.get(one)) is not None:
             out |= {n for n, k in kinds.items() if k & set(members)}
         elif tok in generic or (tok in ("rest", "others") and i and tokens[i - 1] == "the"):
             out |= set(world.objects)  # "everything", "the stuff", "the rest"
-        elif (len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss") and tok not in names
-              and not _plural_of(tok, names) and tok not in _NOT_TYPOS and i
+        elif (len(tok) > 3 and singular(tok) and tok not in names
+              and singular(tok) not in names and tok not in _NOT_TYPOS and i
               and (tokens[i - 1] in _DETERMINERS or (i > 1 and tokens[i - 2] in _DETERMINERS
                                                       and tokens[i - 1] not in names))):
             out |= set(world.objects)  # an unknown plural noun ("the office supplies"): maybe a group
@@ -391,14 +407,20 @@ def _parse_all(texts: Iterable[object], world: WorldState, unseen: set[str],
 
 def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: PrimitiveLibrary, *,
                about_instruction: bool = True, answered: bool = False,
-               renaming: Iterable[str] = ()) -> CheckedConditions:
+               renaming: Iterable[str] = (), answers: Sequence[str] = (),
+               start: WorldState | None = None) -> CheckedConditions:
     """The instruction's goal conditions, or the problems with them (each tagged with its rule).
 
     ``about_instruction=False`` (a goal the client states itself) checks grammar and names only.
     ``answered``: the person has answered the model's question about what is meant; the model's resolution
-    of a reference is then theirs, never refused as a guess (it is still listed in ``references``).
+    of a reference is then never refused as a guess (it is still listed in ``references``). ``answers``: what
+    the person answered; each is resolved against the same world, and the goal's pick must fit it.
     ``renaming``: objects a search revealed that may carry a provisional name the goal used ("old_rag"): they
     count as mentioned (whether the renaming is right is checked by the planner, or settled by the person).
+    ``start``: the world when the task began ("put it back": where it was then; default: the believed world).
+
+    The words are resolved against the world (``planner/resolution.py``) and the goal held against the
+    phrases (``planner/goal_checks.py``): ``resolution``, ``readings`` and ``unresolved`` say how.
     """
     world = beliefs.world
     if not texts:
@@ -406,40 +428,55 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
         out.refuse(RULE_EMPTY, "state the instruction's goal as facts in `goal`, e.g. in(tape, drawer)")
         return out
     stated = _stated_names(texts)
+    original = instruction
+    for answer in reversed(answers):  # the planner appends the answers to the words: they are resolved apart
+        original = original.removesuffix(answer).rstrip()
     keep = {w for words in (*library.goal_words.values(), *library.required_words.values()) for w in words}
     keep |= {p for spec in library.primitives.values() for p in spec.phrases} | set(library.stay_words)
-    instruction = spell_corrected(instruction, world, extra=stated - set(world.objects) - set(world.places),
-                                  keep=keep | set(library.reference_words) | set(library.exception_words)
-                                  | set(library.generic_nouns) | set(library.group_words))
+    keep |= set(library.reference_words) | set(library.exception_words) | set(library.generic_nouns) \
+        | set(library.group_words)
+    extra = stated - set(world.objects) - set(world.places)
+    instruction = spell_corrected(instruction, world, extra=extra, keep=keep)
     named = named_entities(instruction, world)
     unseen = unseen_names(instruction, world, library.generic_nouns)
     out = _parse_all(texts, world, unseen, library.generic_nouns)
     if out.problems or not about_instruction:
         return out
-    places_mentioned = named | kind_mentions(instruction, world)
-    mentioned = places_mentioned | unseen | group_mentions(instruction, world, library) | set(renaming)
+    lexicon = default_lexicon(library)
+    resolution = resolve(_punctuated(original, spell_corrected(original, world, extra=extra, keep=keep)), world,
+                         lexicon)
+    said_in_answers = [resolve(a, world, lexicon) for a in answers]
+    out.resolution = resolution
+
+    def holds(fact: Condition) -> bool:
+        return beliefs.judge(fact)[0]
+
     padded = _words(instruction)
     stays = any(f" {w} " in padded for w in library.stay_words)  # "leave the blocks where they are"
+    words = check_words(out.facts, resolution, world, lexicon, holds=holds, answers=answers,
+                        exempt=unseen | set(renaming), start=start, stays=stays, also=said_in_answers)
+    changed = changes(out.facts, world, holds)
+    mentioned = named | kind_mentions(instruction, world) | unseen | group_mentions(instruction, world, library) \
+        | set(renaming) | {c for ph in resolution.phrases for c in ph.candidates}
     for fact in out.facts:
-        if fact.args and not set(fact.args) & mentioned:
+        if fact.args and not set(fact.objects) & set(changed) and not set(fact.args) & mentioned:
             out.refuse(RULE_UNMENTIONED, f"{fact} is about {', '.join(fact.args)}, which the instruction does not "
                        "mention")
-        elif fact.predicate in ("in", "on", "at") and not fact.negated and fact.args[1] not in places_mentioned \
-                and not (stays and beliefs.judge(fact)[0]):
-            out.refuse(RULE_PLACE, f"{fact}: the instruction does not mention {fact.args[1]} as a place")
-        elif not fact.negated and (words := library.goal_words.get(fact.predicate)) and not any(
-                f" {w} " in padded for w in words):
+        elif not fact.negated and (need := library.goal_words.get(fact.predicate)) and not any(
+                f" {w} " in padded for w in need):
             out.refuse(RULE_END_STATE, f"{fact}: the instruction does not ask to end with it "
-                       f"({' / '.join(words)}); state where things must end up")
-    for predicate, words in library.required_words.items():  # "... and close the drawer": closed(...) is needed
-        said = next((w for w in words if f" {w} " in padded), None)
+                       f"({' / '.join(need)}); state where things must end up")
+    for rule, text in words.problems:
+        out.refuse(rule, text)
+    for predicate, required in library.required_words.items():  # "... and close the drawer": closed(...) needed
+        said = next((w for w in required if f" {w} " in padded), None)
         if said and not any(f.predicate == predicate and not f.negated for f in out.facts):
             out.refuse(RULE_REQUIRED, f"the instruction says '{said}' but no goal fact is {predicate}(...): state "
                        f"what must end {predicate}")
     # objects named only to say where or which, to leave out ("except the cup") or to leave alone ("leave the cup
     # where it is"): a goal may say nothing of them
     left_out = reference_only(instruction, world, (*library.reference_words, *library.exception_words,
-                                                   *library.stay_words))
+                                                   *library.stay_words)) | resolution.left_out()
     named_objects = {n for n in named if n in world.objects} - left_out
     positive = {o for f in out.facts if not f.negated for o in f.objects}
     if missing := sorted(named_objects - {o for f in out.facts for o in f.objects}):
@@ -448,13 +485,28 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     elif missing := sorted(named_objects - positive):
         out.refuse(RULE_ONLY_NEGATED, f"say where {', '.join(missing)} must end up (a fact such as in(...), "
                    "on(...) or holding(...), not only what must not hold)")
-    named_by_goal = {a for f in out.facts if not f.negated for a in f.args}
-    out.references = [r for r in references(instruction, world, named_by_goal, library.group_words) if r.resolved]
+    out.readings = list(words.readings)
+    out.unresolved = list(words.unresolved)
+    out.ends = words.ends
+    out.references = [Reference(a.said, a.candidates, a.picked, described=False) for a in words.asks]
+    out.references += [Reference(r.said, r.candidates, r.resolved, described=True,
+                                 source="" if r.from_answer else r.source) for r in words.readings]
     if not answered:
         for ref in out.references:
             if ref.guessed:
                 out.refuse(RULE_GUESSED, ref.guess_problem())
     return out
+
+
+def _punctuated(original: str, corrected: str) -> str:
+    """The spell-corrected words with the original's punctuation back (sentences and clauses matter to the
+    resolver): word for word while the two agree in length, else the corrected words alone."""
+    words = corrected.split()
+    parts = re.findall(r"[A-Za-z0-9_]+|[.,;:!?]", original.replace("'", " "))
+    if sum(1 for p in parts if p not in ".,;:!?") != len(words):
+        return corrected
+    it = iter(words)
+    return " ".join(p if p in ".,;:!?" else next(it) for p in parts)
 
 
 def _stated_names(texts: Iterable[object]) -> set[str]:

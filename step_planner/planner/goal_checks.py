@@ -1,0 +1,264 @@
+"""A goal held against what the instruction's words refer to (``planner/resolution.py``).
+
+What the words and the world already decide, these checks decide; what only the person can settle, they ask:
+
+- every object the goal changes (places, holds or empties) is a candidate of some phrase; a goal about
+  anything else is refused naming it ("in(wrench, bin): nothing in the words refers to the wrench");
+- a plural or quantified phrase covers all its candidates: a narrow reading is refused naming what it left
+  out; what an exception leaves out (or a correction takes back) is not moved;
+- a singular described phrase: the goal's pick is one of its candidates (else refused); several remaining
+  are asked about, naming them; none in view ends the goal (unless it may be hidden);
+- the person's answer is resolved too, and the pick must fit it;
+- a phrase the resolver cannot read ("tidy the bench"): the changed objects no phrase covers are taken as its
+  reading, shown, and counted as unresolved;
+- a place the words imply ("throw away" -> a bin in view, "put back" -> where it was, "put away" -> the one
+  obvious place) is a reading, shown with the words it came from, not a refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from step_planner.domain.conditions import Condition
+from step_planner.domain.world import GRIPPER, WorldState
+from step_planner.planner.resolution import (
+    DESTINATION,
+    EXCEPTION,
+    MENTION,
+    REPLACED,
+    THING,
+    Lexicon,
+    Phrase,
+    Resolution,
+    resolve_answer,
+)
+
+RULE_UNREFERRED = "unmentioned_thing"  # a changed object no phrase of the words refers to
+RULE_NARROW = "narrow_reading"  # a plural or quantified phrase read as fewer than its candidates
+RULE_LEFT_OUT = "left_out_moved"  # an object an exception leaves out (or a correction took back) is moved
+RULE_WRONG_PICK = "wrong_referent"  # a described phrase's pick is none of its candidates
+RULE_NOTHING_FITS = "nothing_fits"  # nothing in view fits a described phrase
+RULE_ANSWER = "against_answer"  # the pick contradicts the person's answer
+RULE_PLACE = "unmentioned_place"  # an object must end up in a place the words neither name nor imply
+
+PLACING = ("in", "on", "at")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A phrase several things still fit, and what the goal picked of them: only the person can say."""
+
+    said: str
+    candidates: tuple[str, ...]
+    picked: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How the goal reads words the checks accepted: ``said`` -> ``resolved``, with where that came from."""
+
+    said: str
+    resolved: tuple[str, ...]
+    candidates: tuple[str, ...]
+    source: str
+    unresolved: bool = False
+    from_answer: bool = False
+
+
+@dataclass
+class WordCheck:
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (rule, sentence)
+    asks: list[Ask] = field(default_factory=list)
+    readings: list[Reading] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)  # phrases the resolver could not read, taken as readings
+    ends: str = ""  # the goal cannot be met as the words say: why
+
+    def refuse(self, rule: str, text: str) -> None:
+        if (rule, text) not in self.problems:
+            self.problems.append((rule, text))
+
+
+def _spoken(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _listing(names: Iterable[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1] if names else "nothing"
+
+
+def changes(facts: Iterable[Condition], world: WorldState,
+            holds: Callable[[Condition], bool]) -> dict[str, list[Condition]]:
+    """The objects a goal changes (places, holds or empties), each with the facts that change it; a fact
+    that already holds changes nothing."""
+    out: dict[str, list[Condition]] = {}
+    for fact in facts:
+        if holds(fact):
+            continue
+        if fact.predicate in (*PLACING, "holding") and fact.args:
+            out.setdefault(fact.args[0], []).append(fact)
+        elif fact.predicate == "empty" and not fact.negated:
+            for obj in world.contents(fact.args[0]):
+                out.setdefault(obj, []).append(fact)
+    return out
+
+
+def _hidden(world: WorldState, name: str) -> bool:
+    return name not in world.objects or not world.is_visible(name)
+
+
+def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, lex: Lexicon, *,
+                holds: Callable[[Condition], bool], answers: Sequence[str] = (), exempt: Iterable[str] = (),
+                start: WorldState | None = None, stays: bool = False, also: Sequence[Resolution] = ()) -> WordCheck:
+    """Hold ``facts`` (a parsed, well-formed goal) against ``res`` (the instruction resolved in ``world``).
+
+    ``holds``: whether a fact holds now (it changes nothing then). ``exempt``: names the words may mean though
+    the resolver cannot see them (names of things not seen yet, things a search revealed). ``start``: the
+    world when the task began ("put back"; default ``world``). ``stays``: the words say to leave things where
+    they are, so a fact that holds may keep an object in a place they do not name. ``also``: the person's
+    answers, resolved: what they refer to counts as referred to ("yes, the marker too")."""
+    out = WordCheck()
+    start = start or world
+    changed = changes(facts, world, holds)
+    exempt = set(exempt)
+    referring = res.of_role(THING, MENTION)
+    licensed = {c for p in referring if p.read or p.hidden for c in p.candidates}
+    licensed |= {c for extra in also for p in extra.of_role(THING, MENTION) for c in p.candidates}
+    may_be_hidden = any(p.hidden for p in referring)
+    left_out = res.left_out()
+    uncovered: dict[str, Condition] = {}
+    for obj, its in changed.items():
+        fact = its[0]
+        if obj in left_out:
+            why = next(p.said for p in res.phrases if p.role in (EXCEPTION, REPLACED) and obj in p.candidates)
+            out.refuse(RULE_LEFT_OUT, f"{fact}: the words leave the {_spoken(obj)} out ('{why}'); it is not to be "
+                       "moved")
+        elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)):
+            uncovered[obj] = fact
+    unread = [p for p in res.unresolved  # "the pen" not seen yet, the goal's pen hidden: that is what it names
+              if not any(_hidden(world, o) and set(o.split("_")) & set(p.unread) for o in changed)]
+    loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
+    if uncovered and (unread or loose):  # "tidy the bench": the model's reading of words the resolver cannot read
+        phrase = (unread or loose)[0]
+        out.unresolved.append(phrase.said)
+        out.readings.append(Reading(phrase.said, tuple(str(f) for f in uncovered.values()), (),
+                                    "the model's reading of words the resolver could not read (unresolved)",
+                                    unresolved=True))
+    else:
+        for obj, fact in uncovered.items():
+            out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}")
+    _plural_coverage(facts, res, world, changed, out)
+    _singular_picks(facts, res, world, lex, changed, answers, out)
+    refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
+    said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
+    _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
+            start, holds if stays else (lambda _f: False), out)
+    return out
+
+
+def _plural_coverage(facts: Sequence[Condition], res: Resolution, world: WorldState,
+                     changed: dict[str, list[Condition]], out: WordCheck) -> None:
+    named = {a for f in facts for a in f.args}
+    left_out = res.left_out()
+    seen: set[tuple[str, ...]] = set()
+    for p in res.of_role(THING):
+        if not p.plural or not p.read or not p.candidates or p.candidates in seen:
+            continue
+        seen.add(p.candidates)
+        picked = [c for c in p.candidates if c in named]
+        if not picked:
+            continue
+        dests = {f.args[1] for c in picked for f in changed.get(c, []) if f.predicate in PLACING and not f.negated}
+        missing = [c for c in p.candidates if c not in named and c not in left_out
+                   and not (c in world.objects and world.objects[c].location in dests)]
+        if missing:
+            out.refuse(RULE_NARROW, f"'{p.said}' means {_listing(p.candidates)}; the goal leaves out "
+                       f"{_listing(missing)}: state a fact for each")
+
+
+def _picks(p: Phrase, facts: Sequence[Condition], changed: dict[str, list[Condition]]) -> tuple[str, ...]:
+    if p.role == DESTINATION:
+        return tuple(sorted({f.args[1] for f in facts if f.predicate in PLACING and not f.negated
+                             and f.args[1] in p.kinds}))
+    return tuple(sorted(c for c in changed if c in p.kinds))
+
+
+def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldState, lex: Lexicon,
+                    changed: dict[str, list[Condition]], answers: Sequence[str], out: WordCheck) -> None:
+    asked: set[tuple[str, ...]] = set()
+    for p in res.of_role(THING, DESTINATION):
+        if p.plural or not p.definite or p.named or not p.read or not p.kinds:
+            continue
+        others = {c for q in res.of_role(p.role) if q is not p and q.candidates != p.candidates
+                  and not set(p.candidates) & set(q.candidates) for c in q.candidates}
+        picked = tuple(c for c in _picks(p, facts, changed) if c not in others)  # "the red and the blue block"
+        if not picked:
+            continue
+        if not p.candidates:
+            if p.hidden or any(_hidden(world, c) for c in picked):
+                continue
+            unseen = [n for n, pl in world.places.items() if pl.openable and not pl.is_open]
+            text = f"nothing in view fits '{p.said}' (the goal picks {_listing(picked)})"
+            out.refuse(RULE_NOTHING_FITS, text + ("; it may be in " + _listing(unseen) if unseen else ""))
+            if not unseen:
+                out.ends = text
+            continue
+        wrong = [c for c in picked if c not in p.candidates]
+        if wrong:
+            out.refuse(RULE_WRONG_PICK, f"'{p.said}' is {_listing(p.candidates)}, not {_listing(wrong)}")
+            continue
+        if len(p.candidates) > 1 and set(picked) != set(p.candidates):
+            meaning = _answer_meaning(answers, p.candidates, world, lex)
+            if meaning is None:
+                if p.candidates not in asked:
+                    asked.add(p.candidates)
+                    out.asks.append(Ask(p.said, p.candidates, picked))
+                continue
+            if not set(picked) <= set(meaning):
+                out.refuse(RULE_ANSWER, f"the person's answer means {_listing(meaning)} for '{p.said}'; the goal "
+                           f"picks {_listing(picked)}")
+                continue
+            out.readings.append(Reading(p.said, picked, p.candidates, "from the person's answer", from_answer=True))
+        elif p.described and len(p.kinds) > 1:
+            out.readings.append(Reading(p.said, picked, p.kinds, "what the words describe in view"))
+
+
+def _answer_meaning(answers: Sequence[str], candidates: tuple[str, ...], world: WorldState,
+                    lex: Lexicon) -> tuple[str, ...] | None:
+    for answer in reversed(answers):
+        meaning = resolve_answer(answer, candidates, world, lex)
+        if meaning is not None:
+            return meaning
+    return None if not answers else candidates  # an answer the resolver cannot read: the model's reading
+
+
+def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, start: WorldState,
+            holds: Callable[[Condition], bool], out: WordCheck) -> None:
+    said = {c for p in res.phrases if p.role not in (EXCEPTION, REPLACED) for c in p.candidates}
+    taken_back = {c for p in res.of_role(REPLACED) for c in p.candidates} - said
+    for fact in facts:
+        if fact.predicate not in PLACING or fact.negated or holds(fact):
+            continue
+        obj, place = fact.args[0], fact.args[1]
+        if place in said:
+            continue
+        if place in taken_back:
+            out.refuse(RULE_PLACE, f"{fact}: the words took back {place} as the place")
+            continue
+        implied = None
+        for imp in res.implied:
+            if imp.start:
+                before = start.objects.get(obj)
+                where = before.location if before is not None and before.location != GRIPPER else None
+                if where == place:
+                    implied = imp
+            elif place in imp.places:
+                implied = imp
+            if implied is not None:
+                break
+        if implied is not None:
+            out.readings.append(Reading(implied.said, (str(fact),), implied.places or (place,),
+                                        "a place the words imply"))
+        else:
+            out.refuse(RULE_PLACE, f"{fact}: the instruction does not mention {place} as a place")
