@@ -17,7 +17,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 
-from step_planner.ros.private_context import private_context
+from step_planner.execution.private_context import private_context
 
 FINGER_M = 0.035  # FGSP:41
 PERIOD_S = 0.1  # FGSP:27

@@ -221,8 +221,9 @@ def test_the_expert_carries_an_extra_object_out_and_it_counts_as_wrong_succeeded
             assert record.moved_unasked == [extra.args[0]] and record.success, task.id
             assert wrong_succeeded(record)
         confirmed = _run(task, library, "extra_object", confirm=True)
-        assert confirmed.success and confirmed.claimed_success and not confirmed.moved_unasked, task.id
-        assert confirmed.goal_corrections >= 1 and not wrong_succeeded(confirmed)
+        assert not confirmed.moved_unasked and not wrong_succeeded(confirmed), task.id
+        # the person corrects the goal at confirmation, or the checks refuse it before it reaches the person
+        assert (confirmed.success and confirmed.goal_corrections >= 1) or confirmed.goal_rejections, task.id
         del reading
     assert len(seen) >= 9
 

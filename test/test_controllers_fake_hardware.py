@@ -65,8 +65,8 @@ def test_the_mock_franka_gripper_is_homed_as_on_the_arm_and_the_backend_says_so(
     from rclpy.parameter import Parameter
 
     from step_planner.execution.controllers.backend import fake_hardware_hand
+    from step_planner.execution.private_context import private_context
     from step_planner.ros.franka_gripper_node import FrankaGripperNode
-    from step_planner.ros.private_context import private_context
 
     context = private_context()
     gripper = FrankaGripperNode(context=context, parameter_overrides=[Parameter("fake_hardware", value=True)])

@@ -35,7 +35,7 @@ def graph_names(*wait_for: tuple[str, str], settle_s: float = 3.0, timeout_s: fl
     (a second node of a name would be discovered as the first was)."""
     import rclpy
 
-    from step_planner.ros.private_context import private_context
+    from step_planner.execution.private_context import private_context
 
     context = private_context()
     node = rclpy.create_node("graph_reader", context=context)

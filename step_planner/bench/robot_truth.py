@@ -22,8 +22,8 @@ from step_planner.domain.scene_geometry import scene_geometry
 from step_planner.domain.world import WorldState
 from step_planner.execution.controllers.backend import yaw_deg
 from step_planner.execution.controllers.messages import poses_from_msg
+from step_planner.execution.private_context import private_context
 from step_planner.ros.mujoco_robot import truth_held_topic
-from step_planner.ros.private_context import private_context
 
 TRUTH_TOPIC = "/model_poses_truth"
 

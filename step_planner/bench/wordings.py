@@ -26,16 +26,16 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
-from pydantic import Field
 
 from step_planner.bench.goals import parse_goal, satisfied
-from step_planner.config_schema import ConfigModel, read_yaml, validate
+from step_planner.config_schema import read_yaml, validate
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.domain.world import WorldState
+from step_planner.planner.resolution_lexicon import WordingsLexicon
 from step_planner.resources import config_path
 
 SEED = 29
@@ -63,19 +63,7 @@ class Item:
     provisional_goal: list[str] = field(default_factory=list)  # what can be stated before the drawer opens
 
 
-class Lexicon(ConfigModel):
-    """``config/wordings_lexicon.yaml``: the words the wordings suite is generated with."""
-
-    nouns: dict[str, str] = Field({}, description="Category -> what a person calls it.")
-    plurals: dict[str, str] = Field({}, description="Noun -> its plural, where adding s is wrong.")
-    groups: dict[str, list[str]] = Field({}, description="Group word -> the categories it covers.")
-    colours: dict[str, Annotated[list[Annotated[float, Field(ge=0, le=1)]], Field(min_length=3, max_length=3)]] = \
-        Field({}, description="Colour word -> its RGB (each in [0, 1]).")
-    colour_tolerance: float = Field(0.2, ge=0, description="How far an object's RGB may be from a colour word's.")
-    uses: dict[str, str] = Field({}, description="Category -> a description by use (the one you write with).")
-    adjectives: list[str] = Field([], description="Adjectives for a thing expected in a closed drawer.")
-    generic: list[str] = Field([], description="Nouns for a thing nobody has seen (never an object's name).")
-    mass: list[str] = Field([], description="Mass nouns: all of it, never one piece.")
+Lexicon = WordingsLexicon  # the model lives beside the resolver, which reads the same file
 
 
 def load_lexicon(path: str | Path | None = None) -> dict[str, Any]:

@@ -23,9 +23,9 @@ from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 from unique_identifier_msgs.msg import UUID
 
+from step_planner.execution.private_context import private_context
 from step_planner.hmi.session import HmiState
 from step_planner.ros.conversions import ERROR_NAMES
-from step_planner.ros.private_context import private_context
 from step_planner.ros.qos import feedback_stream, latched
 from step_planner_interfaces.action import ExecuteTask
 from step_planner_interfaces.msg import SubgoalTree

@@ -45,6 +45,9 @@ RULE_PLACE = "unmentioned_place"  # an object must end up in a place the words n
 PLACING = ("in", "on", "at")
 
 
+UNRESOLVED = "the model's reading of words the resolver could not read (unresolved)"  # a reading's source
+
+
 @dataclass(frozen=True)
 class Ask:
     """A phrase several things still fit, and what the goal picked of them: only the person can say."""
@@ -143,7 +146,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
         phrase = (unread or loose)[0]
         out.unresolved.append(phrase.said)
         out.readings.append(Reading(phrase.said, tuple(str(f) for f in uncovered.values()), (),
-                                    "the model's reading of words the resolver could not read (unresolved)",
+                                    UNRESOLVED,
                                     unresolved=True))
     else:
         for obj, fact in uncovered.items():

@@ -23,15 +23,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
-from typing import Any
 
 import inflect
-import yaml
 
-from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.world import GRIPPER, WorldState
-from step_planner.resources import config_path
+from step_planner.planner.resolution_lexicon import Lexicon, default_lexicon
 
 THING = "thing"  # something the instruction asks to change
 DESTINATION = "destination"  # where things go
@@ -114,76 +110,6 @@ class Resolution:
         out = {c for p in self.of_role(EXCEPTION) for c in p.candidates}
         out |= {c for p in self.of_role(REPLACED) for c in p.candidates} - kept
         return out
-
-
-# ---- the lexicon ------------------------------------------------------------------------------------
-@dataclass
-class Lexicon:
-    """The resolver's words (``config/resolution_lexicon.yaml`` with the wordings and primitives' words)."""
-
-    data: dict[str, Any]
-    colours: dict[str, list[float]]
-    colour_tolerance: float
-    category_nouns: dict[str, str]
-    uses: dict[str, str]
-    groups: dict[str, tuple[str, ...]]
-    generic: frozenset[str]
-    reference_words: tuple[str, ...]
-    phrases: dict[str, str] = field(default_factory=dict)  # multiword function phrase -> its class
-
-    @classmethod
-    def load(cls, library: PrimitiveLibrary | None = None, path: str | Path | None = None) -> Lexicon:
-        data = yaml.safe_load(Path(path or config_path("resolution_lexicon.yaml")).read_text())
-        wordings = yaml.safe_load(config_path(data.get("colour_words_from", "wordings_lexicon.yaml")).read_text())
-        groups = {w: tuple(k) for w, k in (wordings.get("groups") or {}).items()}
-        generic = set(wordings.get("generic") or ())
-        reference: tuple[str, ...] = ("next to", "beside", "near", "by", "close to")
-        stay: tuple[str, ...] = ("where it is", "where they are", "as it is", "as they are")
-        if library is not None:
-            groups |= {w: tuple(k) for w, k in library.group_words.items()}
-            generic |= set(library.generic_nouns)
-            reference = tuple(library.reference_words) or reference
-            stay = tuple(w for w in library.stay_words if " " in w) or stay
-        generic -= {"it", "them", "one", "ones", "whichever"}
-        lex = cls(data, dict(wordings.get("colours") or {}), float(wordings.get("colour_tolerance", 0.2)),
-                  dict(wordings.get("nouns") or {}), dict(wordings.get("uses") or {}), groups,
-                  frozenset(generic), reference)
-        for key in ("where_it_is", "where_it_goes", "exceptions", "corrections", "presentational", "everything"):
-            for phrase in data.get(key) or ():
-                if " " in phrase:
-                    lex.phrases.setdefault(phrase, key)
-        reference = (*reference, *(data.get("also_reference") or ()))
-        lex.reference_words = reference
-        for phrase in data.get("everything") or ():
-            lex.phrases.setdefault(phrase, "everything")
-        for phrase in stay:
-            lex.phrases.setdefault(phrase, "stay")
-        for phrase in (*reference, *data.get("implied_places", {})):
-            if " " in phrase:
-                lex.phrases.setdefault(phrase, "reference" if phrase in reference else "implied")
-        return lex
-
-    def words(self, key: str) -> frozenset[str]:
-        value = self.data.get(key) or ()
-        return frozenset(value if not isinstance(value, dict) else value.keys())
-
-
-_LEXICONS: dict[int, Lexicon] = {}
-
-
-def default_lexicon(library: PrimitiveLibrary | None = None) -> Lexicon:
-    """The shipped lexicon with ``library``'s words (the shipped primitives when None), loaded once."""
-    if library is None:
-        library = _shipped_library()
-    key = id(library)
-    if key not in _LEXICONS:
-        _LEXICONS[key] = Lexicon.load(library)
-    return _LEXICONS[key]
-
-
-@lru_cache(maxsize=1)
-def _shipped_library() -> PrimitiveLibrary:
-    return PrimitiveLibrary.load(config_path("primitives.yaml"))
 
 
 # ---- the world's nouns ---------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from step_planner.planner.children import ChildSpec, check_child
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.control_flow import ControlFlow, Next, control_flow
 from step_planner.planner.features import ChildFinished, make_features
+from step_planner.planner.goal_checks import UNRESOLVED
 from step_planner.planner.goal_intake import RECHECK, ClientGoalError, GoalIntake, Intake, IntakeKind, RefusalLoop
 from step_planner.planner.grounding import kind_mentions, named_entities
 from step_planner.planner.kinds import Control, NodeStatus, VerdictKind, VerdictSource
@@ -228,7 +229,8 @@ class StepPlanner:
             self.conditions.judge(root.id)
         return GoalResult(success, error, message, tree=self.tree.snapshot(), verified=bool(root.conditions),
                           conditions=[c.to_dict() for c in self.tree.node(self.tree.root).conditions],
-                          goal_rejections=list(self.intake.goal_rejections))
+                          goal_rejections=list(self.intake.goal_rejections),
+                          unresolved_phrases=[r["said"] for r in self.tree.readings if UNRESOLVED in r.get("from", "")])
 
     @property
     def instruction_text(self) -> str:

@@ -32,10 +32,10 @@ from step_planner.execution.controllers.config import BoundaryConfig
 from step_planner.execution.controllers.trajectory import Waypoints
 from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adopt_on_spin_thread, new_goal_id
 from step_planner.execution.joint_state_tap import JointStateTap
+from step_planner.execution.private_context import private_context
 from step_planner.execution.service_call import RESEND_S, call_service
 from step_planner.execution.sim.model import ARM_JOINTS
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
-from step_planner.ros.private_context import private_context
 
 POLL_S = 0.005  # how often a waiting call looks at its futures, the cancel event and the robot's liveness
 MONITOR_S = 0.05  # how often a running trajectory's monitor is asked (as the in-process simulator: 50 ms)

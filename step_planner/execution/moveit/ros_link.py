@@ -16,8 +16,8 @@ from typing import Any
 
 from step_planner.execution.errors import BackendUnavailable
 from step_planner.execution.joint_state_tap import JointStateTap
+from step_planner.execution.private_context import private_context
 from step_planner.execution.spin_thread import cancel_if_accepted, on_spin_thread
-from step_planner.ros.private_context import private_context
 
 POLL_S = 0.005
 STATUS = {4: "succeeded", 5: "canceled", 6: "aborted"}  # action_msgs/GoalStatus STATUS_SUCCEEDED/CANCELED/ABORTED
