@@ -104,8 +104,9 @@ def _setup(tmp_path: Path, request, args: dict[str, str], provided=None) -> list
         module = load_launch_file(ROOT / "launch" / "gazebo.launch.py")
         description = module.generate_launch_description()
         context = Context({a.name: a.default_value for a in description.get_launch_arguments()} | args)
-        (opaque,) = [e for e in description.entities if type(e).__name__ == "OpaqueFunction"]
-        entities = opaque.execute(context)
+        # the unknown-argument check (launch_common.described), then the launch's own setup, in order
+        entities = [e for o in description.entities if type(o).__name__ == "OpaqueFunction"
+                    for e in o.execute(context) or ()]
     (gazebo,) = [e for e in entities if type(e).__name__ == "IncludeLaunchDescription"]
     world = Path(dict(gazebo.kwargs["launch_arguments"])["gz_args"].split()[-1])
     request.addfinalizer(lambda: shutil.rmtree(world.parent, ignore_errors=True))  # the launch's export folder
@@ -119,7 +120,7 @@ def _nodes(entities) -> list[Node]:
         if isinstance(e, Node):
             out.append(e)
         elif type(e).__name__ == "RegisterEventHandler":
-            out += _nodes(e.args[0].kwargs["on_exit"])
+            out += _nodes(e.args[0].kwargs.get("on_exit") or ())  # OnShutdown handlers (temporary files) start none
     return out
 
 
