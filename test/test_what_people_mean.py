@@ -59,7 +59,6 @@ def ON_TABLE(place: str) -> list[str]:  # noqa: N802 - reads as data in the tabl
     ("office_drawers", "Put the pen and the cup in the open drawer", ["in(pen, left_drawer)", "in(cup, left_drawer)"]),
     # sides are the robot's (+y is its left, as the scenes and the wordings suite say): the far left one is at y 0.25
     ("colour_sort", "Move the blue block on the far left to the blue tray", ["in(blue_block_3, blue_tray)"]),
-    ("colour_sort", "Move the first blue block to the blue tray", ["in(blue_block_1, blue_tray)"]),
     ("colour_sort", "Put the small red block in the red tray", ["in(red_block_1, red_tray)"]),
     # "the one(s) ..." refers to the noun before it
     ("colour_sort", "Move the blue block to the blue tray - the one on the red tray", ["in(blue_block_4, blue_tray)"]),
@@ -79,6 +78,10 @@ def test_what_the_words_decide_or_leave_to_the_model_is_not_refused(library, sce
 @pytest.mark.parametrize("scene_name, instruction, goal", [
     ("blocks_tray", "Put the block in the box.", ["in(green_block, box)"]),
     ("colour_sort", "Move the blue block to the blue tray", ["in(blue_block_4, blue_tray)"]),
+    # an ordinal where the world gives no order: this test once took "the first blue block" to be blue_block_1, the
+    # name's number; the person at the robot sees no names, and the three blue blocks on the table are scattered
+    # (x 0.26 and 0.34, one more in the red tray), not in a row, so "first" has no order to count in: asked
+    ("colour_sort", "Move the first blue block to the blue tray", ["in(blue_block_1, blue_tray)"]),
     ("office_drawers", "Put the pen in the drawer and close it.", ["in(pen, right_drawer)", "closed(right_drawer)"]),
     ("blocks_tray", "Put the block in the box, then the cup in the bin", ["in(red_block, box)", "in(cup, bin)"]),
 ])

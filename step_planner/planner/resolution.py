@@ -14,7 +14,9 @@ imply a place, corrections) from ``config/resolution_lexicon.yaml``. Plurals com
 Sides are the robot's (the scenes' convention): +x ahead of its base, +y to its left. "left" is the largest
 y, "front" the smallest x, "nearest" the smallest distance from the base; things within ``side_margin`` of
 the extreme one all fit (then several remain and the person is asked). Ordinals ("the first block") are read
-as descriptions the model resolves: no order is in the scene data.
+against the world's order where it gives one (:func:`by_order`: drawers from the top, things in a row from
+the robot's left); where it gives none every candidate stays open and the person is asked. Shape words
+("round") read the scene geometry's ``shape``.
 """
 
 from __future__ import annotations
@@ -195,7 +197,7 @@ def _split(text: str) -> list[str]:
 
 def tokens(text: str, vocab: dict[str, _Sense], lex: Lexicon) -> list[_Tok]:
     """The words of ``text``, nouns of the world joined into one token each (longest first)."""
-    words = _split(text)
+    words = [_function_word(w, vocab, lex) for w in _split(text)]
     out: list[_Tok] = []
     i = 0
     while i < len(words):
@@ -214,6 +216,20 @@ def tokens(text: str, vocab: dict[str, _Sense], lex: Lexicon) -> list[_Tok]:
             n = 1
         i += n
     return out
+
+
+def _function_word(word: str, vocab: dict[str, _Sense], lex: Lexicon) -> str:
+    """``word``, or the determiner it is a typo of: two neighbouring letters swapped ("teh" -> "the"); nouns
+    are spell-corrected before (``grounding.spell_corrected``), this is the grammar's own words."""
+    if word in vocab or len(word) < 3:
+        return word
+    dets = lex.words("determiners") | lex.words("universal")
+    if word in dets:
+        return word
+    fits = [d for d in dets if len(d) == len(word) and sorted(d) == sorted(word)
+            and sum(a != b for a, b in zip(d, word, strict=True)) == 2
+            and any(word[i:i + 2] == d[i + 1] + d[i] for i in range(len(d) - 1))]
+    return fits[0] if len(fits) == 1 else word
 
 
 # ---- geometry of the world -------------------------------------------------------------------------------
@@ -280,6 +296,52 @@ def by_side(world: WorldState, names: Iterable[str], word: str, lex: Lexicon) ->
     return _extreme(values, most, margin)
 
 
+def shape_fits(world: WorldState, names: Iterable[str], word: str, lex: Lexicon) -> list[str] | None:
+    """The names whose geometry's ``shape`` is one the shape word covers ("round": cylinder, sphere); None when
+    some thing's shape is not in the scene data (then the word is not read)."""
+    shapes = set(lex.data.get("shapes", {}).get(word) or ())
+    out = []
+    for n in names:
+        entity = world.objects.get(n) or world.places.get(n)
+        shape = (entity.geometry or {}).get("shape") if entity is not None else None
+        if not shape:
+            return None
+        if shape in shapes:
+            out.append(n)
+    return out
+
+
+def by_order(world: WorldState, names: Sequence[str], word: str, lex: Lexicon) -> list[str]:
+    """The ``word``-th ("first", "second", "last") of ``names`` in the order a person at the robot sees them.
+
+    Drawers stacked in a cabinet count from the top (the scenes' ``level``: highest first). Things in a row
+    across the robot's view (every one placed, all within ``side_margin`` of the same distance ahead, x) count
+    from the robot's left to its right (largest y first, as the side words: +y is its left); things within
+    ``side_margin`` of the picked one's place fit too. Where no such order is given (things scattered, a thing
+    without a position) every name stays a candidate, so the person is asked."""
+    ordinals = list(lex.data.get("ordinals") or ())
+    index = -1 if word == "last" else ordinals.index(word)
+    margin = float(lex.data.get("side_margin", 0.08))
+    levels = {n: (world.places[n].geometry or {}).get("level") if n in world.places else None for n in names}
+    if len(names) > 1 and all(v is not None for v in levels.values()):
+        keys = {n: -float(levels[n]) for n in names}  # type: ignore[arg-type]
+        margin = 0.0
+    else:
+        where = {n: position(world, n) for n in names}
+        placed = {n: p for n, p in where.items() if p is not None}
+        own = all(((world.objects.get(n) or world.places.get(n)).geometry or {}).get("position") is not None
+                  for n in names)
+        if len(placed) < len(names) or not own or max(p[0] for p in placed.values()) - min(
+                p[0] for p in placed.values()) > margin:
+            return list(names)
+        keys = {n: -p[1] for n, p in placed.items()}
+    ordered = sorted(names, key=lambda n: keys[n])
+    if not -len(ordered) <= index < len(ordered):
+        return []
+    at = keys[ordered[index]]
+    return [n for n in ordered if abs(keys[n] - at) <= margin]
+
+
 def _state_fits(world: WorldState, name: str, state: str) -> bool:
     place = world.places.get(name)
     if place is None:
@@ -330,7 +392,7 @@ def _filter(parse: _Parse, names: list[str], words: list[str]) -> tuple[list[str
     unread: list[str] = []
     described = False
     sizes, states, sides = lex.data.get("sizes", {}), lex.data.get("states", {}), lex.data.get("sides", {})
-    ordinals = lex.data.get("ordinals", {})
+    ordinals = lex.words("ordinals")
     for word in words:
         if word in lex.words("numbers") or word in ("one", "ones", "other", "else"):
             continue
@@ -357,9 +419,15 @@ def _filter(parse: _Parse, names: list[str], words: list[str]) -> tuple[list[str
                 unread.append(word)
             else:
                 names = picked
-        elif word in ordinals:  # no order is in the scene's data: which is first is the model's reading
-            unread.append(word)
+        elif word in ordinals:
+            names, described = by_order(world, names, word, lex), True
+        elif word in lex.data.get("shapes", {}):
+            picked = shape_fits(world, names, word, lex)
             described = True
+            if picked is None:
+                unread.append(word)
+            else:
+                names = picked
         else:
             unread.append(word)
             described = True
@@ -450,6 +518,11 @@ def _post(parse: _Parse, phrase: Phrase, i: int) -> Phrase:
             "something", "anything", "stuff")) and k < len(parse.toks) and parse.toks[k].sense is None \
             and cls == "" and word not in lex.words("stop") and word not in lex.words("others") \
             and word not in lex.words("copula") and word not in lex.words("relative"):
+        if word in lex.data.get("shapes", {}) or word in lex.colours:  # "everything round", "everything red"
+            names, unread, _ = _filter(parse, names, [word])
+            parse.consumed.add(k)
+            return replace(phrase, candidates=tuple(names), described=True, read=phrase.read and not unread,
+                           unread=(*phrase.unread, *unread), said=f"{phrase.said} {word}")
         return replace(phrase, described=True, read=False, unread=(*phrase.unread, word),
                        said=f"{phrase.said} {word}")  # "everything round": a description the resolver cannot read
     if word in lex.data.get("sides", {}) and parse.text(k + 1) in ("to", "from") and word not in ("left", "right"):
@@ -706,12 +779,14 @@ def _unknown_at(parse: _Parse, i: int) -> Phrase | None:
     tok = toks[i]
     run = []
     j = i + 1
-    described = set(lex.colours) | set(lex.data.get("sizes", {})) | set(lex.data.get("states", {}))
+    described = set(lex.colours) | set(lex.data.get("sizes", {})) | set(lex.data.get("states", {})) | \
+        set(lex.data.get("shapes", {}))
     while j < len(toks) and toks[j].sense is None and toks[j].cls == "" and (toks[j].text not in known
                                                                               or toks[j].text in described):
         run.append(toks[j].text)
         j += 1
-    if not run or set(run) <= described or (j < len(toks) and toks[j].sense is not None) \
+    if not run or set(run) <= described or (j < len(toks) and (toks[j].sense is not None
+                                                               or toks[j].text in lex.words("anaphoric"))) \
             or any(t.isdigit() for t in run):
         return None
     shut = any(p.openable and not p.is_open for p in parse.world.places.values())

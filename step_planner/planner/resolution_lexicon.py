@@ -89,8 +89,10 @@ class ResolutionLexiconFile(ConfigModel):
                                    "max), d (distance from the base).")
     side_margin: float = Field(0.08, ge=0, le=0.5, description="m: things within this of the extreme one all fit "
                                "a side word.")
-    ordinals: Words = Field((), description="Ordinal words (first, last): read as a description the model "
-                            "resolves.")
+    ordinals: Words = Field((), description="Ordinal words in order (first, second ...; last): drawers count from "
+                            "the top, things in a row from the robot's left; otherwise every candidate stays open.")
+    shapes: dict[str, Words] = Field({}, description="Shape word -> the scene geometry shapes it covers (round: "
+                                     "cylinder, sphere).")
     stop: Words = Field((), description="Words that never start or name a thing.")
     implied_places: dict[str, ImpliedPlace] = Field({}, description="Phrases that imply where things go.")
     corrections: Words = Field((), description="Phrases that start a self-correction (no wait, I meant).")
