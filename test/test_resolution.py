@@ -279,3 +279,151 @@ def test_nothing_in_view_fitting_a_description_ends_the_goal_unless_a_drawer_may
     world.places["bottom_drawer"].is_open = True
     out = checked(library, world, "Put the block on the left in the bin, the orange one.", ["in(block_0, bin)"])
     assert out.ends.startswith("nothing in view fits 'the orange one'")
+
+
+# ---- shape words, free choice, ordinals, typos of the grammar's words (issue 36's open targets) ----------------
+SHAPES = {"cylinder": [0.02, 0.05], "box": [0.04, 0.04, 0.04]}
+
+
+def shapes_world(seed: int):
+    """Objects of random shapes on a table (each kind's shape from the scene geometry, as the scenes give it),
+    a bin and a box."""
+    rng = random.Random(seed)
+    kinds = [("can", "cylinder"), ("spool", "cylinder"), ("roll", "cylinder"), ("block", "box"), ("eraser", "box"),
+             ("tape", "cylinder"), ("marker", "box")]
+    chosen = rng.sample(kinds, rng.randint(3, len(kinds)))
+    objects = [{"name": k, "category": k, "at": "table",
+                "geometry": {"shape": s, "size": SHAPES[s], "position": [0.3, -0.3 + 0.1 * i, 0.02]}}
+               for i, (k, s) in enumerate(chosen)]
+    places = [{"name": "table", "kind": "surface"}, {"name": "bin", "kind": "bin", "capacity": 9},
+              {"name": "box", "kind": "box", "capacity": 9}]
+    return scene_from_dict({"places": places, "objects": objects}), {k for k, s in chosen if s != "box"}
+
+
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("text", ["Everything round goes in the bin.", "Round stuff into the bin, please.",
+                                  "Put all the round things in the bin.", "Put everything round in the bin."])
+def test_shape_words_read_the_scene_geometry(library, seed, text):
+    world, round_ = shapes_world(seed)
+    said = [p for p in things(text, world) if p.plural]
+    assert said and said[0].read and set(said[0].candidates) == round_, (text, said)
+    goal = [f"in({o}, bin)" for o in sorted(round_)]
+    if not goal:
+        return
+    assert checked(library, world, text, goal).ok, checked(library, world, text, goal).problems
+    for extra in sorted(set(world.objects) - round_):  # a box-shaped thing moved too: nothing refers to it
+        out = checked(library, world, text, [*goal, f"in({extra}, bin)"])
+        assert "unmentioned_thing" in out.rules and not out.unresolved, (text, extra, out.problems)
+
+
+def test_a_shape_word_without_shapes_in_the_scene_is_not_read():
+    world = blocks_world(1, 3)  # no `shape` in these blocks' geometry
+    said = things("Put everything round in the bin.", world)
+    assert not said[0].read and said[0].unread == ("round",)
+
+
+@pytest.mark.parametrize("seed, n", WORLDS)
+@pytest.mark.parametrize("word", ["teh", "hte"])
+def test_a_determiner_with_two_letters_swapped_is_read(library, seed, n, word):
+    world = blocks_world(seed, n)
+    c = colour(world, blocks(world)[0])
+    fit = [b for b in blocks(world) if colour(world, b) == c]
+    said = things(f"put {word} cup in the bin", world)
+    assert [(p.said, p.candidates, p.read) for p in said] == [("the cup", ("cup",), True)]
+    text = f"put {word} {c} blocks in the bin"
+    goal = [f"in({b}, bin)" for b in fit]
+    assert checked(library, world, text, goal).ok
+    out = checked(library, world, text, [*goal, "in(cup, bin)"])
+    assert "unmentioned_thing" in out.rules and not out.unresolved
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("text", ["Dig the pen out of whichever drawer it's in and put it on the tray.",
+                                  "Take the pen from whichever drawer has it and put it on the tray."])
+def test_whichever_is_a_free_choice_among_its_candidates(library, seed, text):
+    world = blocks_world(seed, 3)
+    world.places["bottom_drawer"].is_open = True
+    drawer = random.Random(seed).choice(["top_drawer", "bottom_drawer"])
+    world.objects["pen"].location = drawer
+    phrases = resolve(text, world).phrases
+    assert all(p.read for p in phrases), phrases
+    assert [p.candidates for p in phrases if p.role == THING and "pen" in p.said] == [("pen",)]
+    assert any(set(p.candidates) == {"top_drawer", "bottom_drawer"} for p in phrases)
+    assert checked(library, world, text, ["in(pen, tray)"]).ok
+    out = checked(library, world, text, ["in(pen, tray)", "in(wrapper, tray)"])
+    assert "unmentioned_thing" in out.rules and not out.unresolved, out.problems
+
+
+def battery_world(old_seen: bool):
+    objects = [{"name": "new_battery", "category": "battery", "at": "box"},
+               {"name": "old_battery", "category": "battery", "at": "drawer"},
+               {"name": "wrench", "category": "wrench", "at": "table"}]
+    places = [{"name": "table", "kind": "surface"}, {"name": "box", "kind": "box", "capacity": 9},
+              {"name": "bin", "kind": "bin", "capacity": 9},
+              {"name": "drawer", "kind": "drawer", "open": old_seen, "capacity": 9}]
+    return scene_from_dict({"places": places, "objects": objects}).observed()
+
+
+@pytest.mark.parametrize("old_seen", [False, True])
+def test_the_new_one_and_an_old_one_not_seen_yet_are_read(library, old_seen):
+    world = battery_world(old_seen)
+    text = "Swap the old battery in the drawer for the new one from the box. The old battery goes in the bin."
+    said = things(text, world)
+    assert all(p.read for p in said), said
+    assert [p.candidates for p in said if "new" in p.said] == [("new_battery",)]
+    old = [p for p in said if "old" in p.said]
+    assert all(p.candidates == (("old_battery",) if old_seen else ()) for p in old)
+    assert all(p.hidden for p in old) or old_seen
+    goal = ["in(old_battery, bin)", "in(new_battery, drawer)"]
+    assert checked(library, world, text, goal).ok, checked(library, world, text, goal).problems
+    out = checked(library, world, text, [*goal, "in(wrench, bin)"])
+    assert "unmentioned_thing" in out.rules and not out.unresolved, out.problems
+
+
+ORDINALS = ["first", "second", "third", "fourth", "fifth"]
+
+
+@pytest.mark.parametrize("seed, n", WORLDS)
+def test_ordinals_count_a_row_from_the_robots_left(library, seed, n):
+    """blocks_world puts its blocks in a row across the robot's view (x within 0.05 m): the first is the left one
+    (largest y: +y is the robot's left), the last the right one."""
+    world = blocks_world(seed, n)
+    row = sorted(blocks(world), key=lambda b: -y(world, b))
+    for k, word in enumerate(ORDINALS[:n]):
+        assert things(f"Put the {word} block in the bin.", world)[0].candidates == (row[k],), word
+    assert things("Put the last block in the bin.", world)[0].candidates == (row[-1],)
+    assert things(f"Put the {ORDINALS[n]} block in the bin.", world)[0].candidates == () if n < 5 else True
+    out = checked(library, world, "Put the first block in the bin.", [f"in({row[-1]}, bin)"])
+    assert n == 1 or "wrong_referent" in out.rules, out.problems
+    assert checked(library, world, "Put the first block in the bin.", [f"in({row[0]}, bin)"]).ok
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_ordinals_leave_things_not_in_a_row_to_the_person(library, seed):
+    world = blocks_world(seed, 3)
+    rng = random.Random(seed)
+    for i, b in enumerate(blocks(world)):  # scattered: 0.15 m apart ahead of the robot
+        world.objects[b].geometry["position"][0] = 0.25 + 0.15 * i + 0.02 * rng.random()
+    said = things("Put the first block in the bin.", world)[0]
+    assert said.read and set(said.candidates) == set(blocks(world))
+    out = checked(library, world, "Put the first block in the bin.", [f"in({blocks(world)[0]}, bin)"])
+    assert out.person_only and set(out.references[0].candidates) == set(blocks(world))
+
+
+@pytest.mark.parametrize("levels", list(itertools.permutations(range(3))))
+def test_ordinals_count_stacked_drawers_from_the_top(library, levels):
+    names = ["a_drawer", "b_drawer", "c_drawer"]
+    places = [{"name": "table", "kind": "surface"}, {"name": "bin", "kind": "bin", "capacity": 9}]
+    places += [{"name": n, "kind": "drawer", "open": True, "capacity": 9,
+                "geometry": {"cabinet_position": [0.8, -0.36, 0.0], "level": lv}}
+               for n, lv in zip(names, levels, strict=True)]
+    world = scene_from_dict({"places": places, "objects": [{"name": "pen", "category": "pen", "at": "table"}]})
+    top_down = sorted(names, key=lambda n: -levels[names.index(n)])
+    for k, word in enumerate(["first", "second", "third"]):
+        said = [p for p in resolve(f"Put the pen in the {word} drawer.", world).phrases if p.role == DESTINATION]
+        assert said[0].candidates == (top_down[k],), (word, said)
+    last = [p for p in resolve("Put the pen in the last drawer.", world).phrases if p.role == DESTINATION]
+    assert last[0].candidates == (top_down[-1],)
+    assert checked(library, world, "Put the pen in the first drawer.", [f"in(pen, {top_down[0]})"]).ok
+    out = checked(library, world, "Put the pen in the first drawer.", [f"in(pen, {top_down[1]})"])
+    assert not out.ok, out.problems

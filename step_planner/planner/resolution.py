@@ -297,7 +297,7 @@ def by_side(world: WorldState, names: Iterable[str], word: str, lex: Lexicon) ->
 
 
 def shape_fits(world: WorldState, names: Iterable[str], word: str, lex: Lexicon) -> list[str] | None:
-    """The names whose geometry's ``shape`` is one the shape word covers ("round": cylinder, sphere); None when
+    """The names whose geometry's ``shape`` is one the shape word covers ("round": cylinder); None when
     some thing's shape is not in the scene data (then the word is not read)."""
     shapes = set(lex.data.get("shapes", {}).get(word) or ())
     out = []
@@ -466,9 +466,14 @@ def _noun_phrase(parse: _Parse, i: int, mods: list[str], definite: bool) -> Phra
     names = sorted(sense.entities) if sense.how == "name" else parse.visible(sense.entities)
     kinds = tuple(names)
     names, unread, described = _filter(parse, names, mods)
+    hidden = False
+    expected = [w for w in unread if w in parse.lex.adjectives]
+    if expected and not sense.plural and any(p.openable and not p.is_open for p in parse.world.places.values()):
+        # "the old battery" with only a new one in view: the old one is not seen yet, maybe in a closed drawer
+        names, unread, hidden = [], [w for w in unread if w not in expected], True
     return Phrase(" ".join([*(["the"] if definite else []), *mods, tok.text]), THING, tuple(names), kinds,
                   plural=bool(sense.plural), described=described, definite=definite, named=sense.how == "name",
-                  read=not unread, unread=tuple(unread), sentence=parse.sentence_of(i), start=i)
+                  read=not unread, unread=tuple(unread), hidden=hidden, sentence=parse.sentence_of(i), start=i)
 
 
 def _is_goes(parse: _Parse, k: int, end: int) -> bool:

@@ -92,7 +92,7 @@ class ResolutionLexiconFile(ConfigModel):
     ordinals: Words = Field((), description="Ordinal words in order (first, second ...; last): drawers count from "
                             "the top, things in a row from the robot's left; otherwise every candidate stays open.")
     shapes: dict[str, Words] = Field({}, description="Shape word -> the scene geometry shapes it covers (round: "
-                                     "cylinder, sphere).")
+                                     "cylinder).")
     stop: Words = Field((), description="Words that never start or name a thing.")
     implied_places: dict[str, ImpliedPlace] = Field({}, description="Phrases that imply where things go.")
     corrections: Words = Field((), description="Phrases that start a self-correction (no wait, I meant).")
@@ -114,6 +114,7 @@ class Lexicon:
     generic: frozenset[str]
     reference_words: tuple[str, ...]
     phrases: dict[str, str] = field(default_factory=dict)  # multiword function phrase -> its class
+    adjectives: frozenset[str] = frozenset()  # put on a thing expected in a closed drawer ("the old battery")
 
     @classmethod
     def load(cls, library: PrimitiveLibrary | None = None, path: str | Path | None = None) -> Lexicon:
@@ -135,7 +136,8 @@ class Lexicon:
             stay = tuple(w for w in library.stay_words if " " in w) or stay
         generic -= {"it", "them", "one", "ones", "whichever"}
         lex = cls(data, dict(wordings.colours), float(wordings.colour_tolerance), dict(wordings.nouns),
-                  dict(wordings.uses), groups, frozenset(generic), reference)
+                  dict(wordings.uses), groups, frozenset(generic), reference,
+                  adjectives=frozenset(wordings.adjectives))
         for key in ("where_it_is", "where_it_goes", "exceptions", "corrections", "presentational", "everything"):
             for phrase in data.get(key) or ():
                 if " " in phrase:
