@@ -427,3 +427,25 @@ def test_ordinals_count_stacked_drawers_from_the_top(library, levels):
     assert checked(library, world, "Put the pen in the first drawer.", [f"in(pen, {top_down[0]})"]).ok
     out = checked(library, world, "Put the pen in the first drawer.", [f"in(pen, {top_down[1]})"])
     assert not out.ok, out.problems
+
+
+WARM, COOL = {"red", "yellow"}, {"blue", "green"}  # of COLOURS; config/resolution_lexicon.yaml's colour_families
+
+
+@pytest.mark.parametrize("seed, n", WORLDS)
+@pytest.mark.parametrize("family, members", [("warm", WARM), ("cool", COOL)])
+def test_a_colour_family_means_the_things_of_its_colours(library, seed, n, family, members):
+    world = blocks_world(seed, n)
+    fit = sorted(b for b in blocks(world) if colour(world, b) in members)
+    for text in (f"Put the {family} colours in the bin.", f"Sort just the {family} colors into the bin, please."):
+        said = [p for p in things(text, world) if family in p.said]
+        assert said and said[0].read and said[0].plural and list(said[0].candidates) == fit, (text, said)
+        if not fit:
+            continue
+        goal = [f"in({b}, bin)" for b in fit]
+        assert checked(library, world, text, goal).ok
+        out = checked(library, world, text, [*goal, "in(cup, bin)"])
+        assert "unmentioned_thing" in out.rules and not out.unresolved, out.problems
+        if len(fit) > 1:
+            out = checked(library, world, text, goal[1:])
+            assert out.rules == ["narrow_reading"], out.problems

@@ -169,6 +169,10 @@ def vocabulary(world: WorldState, lex: Lexicon) -> dict[str, _Sense]:
         out[word] = sense  # a group or mass word means all its members ("the rubbish", "the tools")
         if plural(word) != word:
             out.setdefault(plural(word), sense)
+    for family, members in (lex.data.get("colour_families") or {}).items():  # "the warm colours": the things of them
+        names = frozenset(n for n in world.objects if colour_of(world, n, lex) in members)
+        for noun in ("colours", "colors", "coloured ones", "colored ones", "coloured things", "colored things"):
+            out.setdefault(f"{family} {noun}", _Sense(names, "group", True))
     everything = frozenset(world.objects)
     for word in lex.generic:
         one = word in ("thing", "item", "object", "something")

@@ -93,6 +93,8 @@ class ResolutionLexiconFile(ConfigModel):
                             "the top, things in a row from the robot's left; otherwise every candidate stays open.")
     shapes: dict[str, Words] = Field({}, description="Shape word -> the scene geometry shapes it covers (round: "
                                      "cylinder).")
+    colour_families: dict[str, Words] = Field({}, description="Family word -> its colour words: 'the warm colours' "
+                                              "are the things of those colours.")
     stop: Words = Field((), description="Words that never start or name a thing.")
     implied_places: dict[str, ImpliedPlace] = Field({}, description="Phrases that imply where things go.")
     corrections: Words = Field((), description="Phrases that start a self-correction (no wait, I meant).")
