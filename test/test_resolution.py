@@ -251,6 +251,16 @@ def test_a_described_pick_must_fit_and_several_left_are_asked_about(library, see
         assert answered.rules == ["against_answer"]
 
 
+def test_emptying_a_container_the_words_name_moves_what_it_holds_and_no_other_does(library):
+    world = blocks_world(3, 3)  # the tray holds the cup
+    for text in ("Empty the tray.", "Empty all the trays onto the table."):
+        out = checked(library, world, text, ["empty(tray)"])
+        assert out.ok, (text, out.problems)
+    out = checked(library, world, "Put the pen in the tray.", ["in(pen, tray)", "empty(tray)"])
+    assert "unmentioned_thing" in out.rules and "nothing in the words refers to the cup" in out.problems[0]
+    assert not checked(library, world, "Empty the tray.", ["empty(tray)", "in(cup, bin)"]).ok  # the bin: unsaid
+
+
 def test_words_the_resolver_cannot_read_are_the_models_reading_and_counted(library):
     world = blocks_world(5, 3)
     out = checked(library, world, "Tidy up the mess.", ["in(pen, tray)", "in(wrapper, bin)"])

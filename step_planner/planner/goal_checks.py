@@ -137,8 +137,9 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
             why = next(p.said for p in res.phrases if p.role in (EXCEPTION, REPLACED) and obj in p.candidates)
             out.refuse(RULE_LEFT_OUT, f"{fact}: the words leave the {_spoken(obj)} out ('{why}'); it is not to be "
                        "moved")
-        elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)):
-            uncovered[obj] = fact
+        elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)) \
+                and not all(f.predicate == "empty" and f.args[0] in licensed for f in its):
+            uncovered[obj] = fact  # "empty the tray": what the tray holds is what the words move
     unread = [p for p in res.unresolved  # "the pen" not seen yet, the goal's pen hidden: that is what it names
               if not any(_hidden(world, o) and set(o.split("_")) & set(p.unread) for o in changed)]
     loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
