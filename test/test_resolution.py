@@ -459,3 +459,19 @@ def test_a_colour_family_means_the_things_of_its_colours(library, seed, n, famil
         if len(fit) > 1:
             out = checked(library, world, text, goal[1:])
             assert out.rules == ["narrow_reading"], out.problems
+
+
+@pytest.mark.parametrize("wording", ["put the wrapper and the crumpled paper {adv} on the tray",
+                                     "the wrapper and the crumpled paper go {adv} on the tray",
+                                     "I want the wrapper and the crumpled paper {adv} on the tray"])
+@pytest.mark.parametrize("adv", ["together", "all together", "both together"])
+def test_an_adverb_of_manner_is_no_phrase_about_things_so_it_cannot_absorb_an_extra_object(wording, adv, library):
+    """"... all together on the tray" once read as an unresolved thing phrase, and an unresolved phrase's reading
+    takes in whatever the goal moves (paraphrase ls05~indirect: the screwdriver moved too, SUCCEEDED)."""
+    world = blocks_world(0, 3)
+    text = wording.format(adv=adv)
+    assert not resolve(text, world).unresolved, text
+    goal = ["in(wrapper, tray)", "in(crumpled_paper, tray)"]
+    assert checked(library, world, text, goal).ok, text
+    extra = checked(library, world, text, [*goal, "in(block_0, tray)"])
+    assert not extra.ok and "block_0" in " ".join(extra.problems), text
