@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
+from pydantic.fields import PydanticUndefined  # pydantic_core's, as pydantic re-exports it
 
 from step_planner.config_schema import ConfigFileError, read_yaml, validate
 from step_planner.resources import config_dir

@@ -45,7 +45,7 @@ def _dotted(data: dict, prefix: str = "") -> list[str]:
     ("planner.max_dept", "planner.max_dept: not a parameter of this node; did you mean planner.max_depth?"),
     ("episodes.keep", "episodes.keep: not a parameter of this node; did you mean episodes.record?"),
     ("sim.qqqqqqqqqqqq", "sim.qqqqqqqqqqqq: not a parameter of this node; the sim.* parameters are: "
-                         "joint_state_rate_hz, object_pose_rate_hz, realtime"),
+                         "camera_rate_hz, joint_state_rate_hz, object_pose_rate_hz, realtime"),
     ("unheard_of", "unheard_of: not a parameter of this node"),
 ])
 def test_an_undeclared_name_is_named_with_the_nearest_declared_name(given, expected):

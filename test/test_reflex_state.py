@@ -231,11 +231,11 @@ def test_best_effort_starts_what_it_can_and_recovery_names_what_stayed_inactive(
     ({"controller_manager": "controller_manager"}, "absolute ROS name"),
     ({"hardware_component": ""}, "hardware_component"),
     ({"hardware_component": "a/b"}, "hardware_component"),
-    ({"controllers": []}, "controllers must list"),
-    ({"controllers": "fr3_arm_controller"}, "controllers must list"),
+    ({"controllers": []}, "franka_hardware.controllers: should have at least 1 item"),
+    ({"controllers": "fr3_arm_controller"}, "franka_hardware.controllers"),
     ({"error_recovery": None}, "error_recovery"),
     ({"robot_state": 3}, "robot_state"),
-    ({"surprise": 1}, "unknown keys"),
+    ({"surprise": 1}, "franka_hardware.surprise: unknown key"),
 ])
 def test_a_malformed_franka_hardware_entry_is_refused_naming_the_key(change, words):
     import yaml
@@ -249,7 +249,8 @@ def test_a_malformed_franka_hardware_entry_is_refused_naming_the_key(change, wor
     with pytest.raises(BoundaryConfigError, match="franka_hardware") as caught:
         BoundaryConfig.from_dict(data, "fr3")
     assert words in str(caught.value)
-    assert BoundaryConfig.from_dict(data | {"robots": {**data["robots"], "fr3": {
-        **data["robots"]["fr3"], "franka_hardware": entry}}}, "fr3").franka_hardware.controllers[-1] \
-        == "fr3_arm_controller"
-    assert BoundaryConfig.from_dict(data, "panda").franka_hardware is None  # the Panda has none
+    good = data | {"robots": {**data["robots"], "fr3": {**data["robots"]["fr3"], "franka_hardware": entry}}}
+    assert BoundaryConfig.from_dict(good, "fr3").franka_hardware.controllers[-1] == "fr3_arm_controller"
+    assert BoundaryConfig.from_dict(good, "panda").franka_hardware is None  # the Panda has none
+    with pytest.raises(BoundaryConfigError, match="franka_hardware"):  # every robot's entry is checked, not only
+        BoundaryConfig.from_dict(data, "panda")                         # the one selected
