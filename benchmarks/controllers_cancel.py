@@ -12,7 +12,10 @@ moves faster than 0.2 rad/s plus a random 0-0.6 s, then sets the primitive's can
 what the node's cancel callback does when an ExecuteTask cancel arrives. The backend cancels its
 FollowJointTrajectory goal and joint_trajectory_controller holds the arm (JTC.cpp:1429-1450). Measured from
 ``cancel.set()`` to the first /joint_states message (received by this process) in which every arm joint moves
-slower than 0.01 rad/s (looked for until 2 s after the return), and to the primitive's CANCELED return.
+slower than 0.01 rad/s (looked for until 2 s after the return), and to the primitive's CANCELED return. Two more
+figures say how the arm comes to rest: the time after which it stays below 0.01 rad/s until the window ends (an arm
+that swings through zero speed is not still yet), the time it first moves slower than 0.05 rad/s, and how far the
+farthest joint went from where it was at the cancel (the overshoot a person near the arm would see).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 FAST = 0.2  # rad/s: the arm is in motion
 STILL = 0.01  # rad/s: the arm has stopped
+CREEP = 0.05  # rad/s: the arm has shed its speed (what is left is the servo settling onto the held position)
 WINDOW_S = 2.0  # s after the primitive returned in which the still sample is looked for (a slower stop is "not still")
 CALLS = ("open_drawer(drawer)", "pick(tape)", "close_drawer(drawer)")
 
@@ -69,15 +73,18 @@ def main(argv: list[str] | None = None) -> int:
     print("No planner and no answers at all (NOT an LLM): primitives run directly. The MuJoCo robot at real-time "
           f"factor {args.realtime_factor} "
           f"in another process, robot {robot}, servo {args.servo}; {args.runs} cancels.\n")
-    samples: list[tuple[float, float, str]] = []  # (received, fastest arm joint's speed, its name)
+    # (received, fastest arm joint's speed, its name, arm positions in config.arm.joints order)
+    samples: list[tuple[float, float, str, tuple[float, ...]]] = []
     lock = threading.Lock()
 
     def on_joints(msg: JointState) -> None:
         speed, joint = max((abs(v), n) for n, v in zip(msg.name, msg.velocity, strict=False) if n in config.arm.joints)
+        position = dict(zip(msg.name, msg.position, strict=False))
         with lock:
-            samples.append((time.monotonic(), speed, joint))
+            samples.append((time.monotonic(), speed, joint, tuple(position.get(j, 0.0) for j in config.arm.joints)))
 
     stops, returns, codes, at_cancel = [], [], [], []
+    settled, creeps, travels = [], [], []
     with RobotProcess(realtime_factor=args.realtime_factor, scene="drawer_desk", robot=robot, servo=args.servo):
         connection = RobotConnection(config, node_name="controllers_cancel_bench")
         connection.node.create_subscription(JointState, config.joint_states, on_joints, 100)
@@ -123,17 +130,28 @@ def main(argv: list[str] | None = None) -> int:
                 returns.append(returned - t_set)
                 time.sleep(WINDOW_S)
                 with lock:
-                    after = [(t, s, j) for t, s, j in samples if t > t_set]
-                    before = [(s, j) for t, s, j in samples if t <= t_set]
-                still = next((t for t, s, _ in after if s < STILL), None)
+                    after = [(t, s, j, q) for t, s, j, q in samples if t > t_set]
+                    before = [(s, j, q) for t, s, j, q in samples if t <= t_set]
+                still = next((t for t, s, _, _ in after if s < STILL), None)
                 if still is not None:
                     stops.append(still - t_set)
+                moving = [t for t, s, _, _ in after if s >= STILL]  # settled: still from the sample after the last
+                later_still = [t for t, s, _, _ in after if not moving or t > moving[-1]]
+                if later_still:
+                    settled.append(later_still[0] - t_set)
+                if (creep := next((t for t, s, _, _ in after if s < CREEP), None)) is not None:
+                    creeps.append(creep - t_set)
+                if before and after:
+                    start = before[-1][2]
+                    travels.append(max(abs(a - b) for _, _, _, q in after for a, b in zip(q, start, strict=True)))
                 at_cancel.append(before[-1][0] if before else float("nan"))
                 # per run (stderr): the stop, the fastest joint at the cancel, and the speed 100 ms later
-                later = next(((s, j) for t, s, j in after if t >= t_set + 0.1), (float("nan"), "-"))
-                print(f"run {run}: stopped in {(still - t_set) * 1000 if still else float('nan'):.0f} ms; at the "
+                later = next(((s, j) for t, s, j, _ in after if t >= t_set + 0.1), (float("nan"), "-"))
+                print(f"run {run}: stopped in {(still - t_set) * 1000 if still else float('nan'):.0f} ms, settled in "
+                      f"{(later_still[0] - t_set) * 1000 if later_still else float('nan'):.0f} ms; at the "
                       f"cancel {before[-1][1] if before else '-'} {at_cancel[-1]:.2f} rad/s; 100 ms later "
-                      f"{later[1]} {later[0]:.3f} rad/s", file=sys.stderr, flush=True)
+                      f"{later[1]} {later[0]:.3f} rad/s; travel {travels[-1] * 1000 if travels else float('nan'):.0f} "
+                      "mrad", file=sys.stderr, flush=True)
             executor.close()
         finally:
             connection.close()
@@ -144,6 +162,12 @@ def main(argv: list[str] | None = None) -> int:
           f"target: within 100 ms)")
     print(f"canceled runs whose arm was not below {STILL} rad/s within {WINDOW_S:g} s of the return: "
           f"{len(returns) - len(stops)}")
+    print(f"cancel.set() -> every arm joint below {STILL} rad/s and staying there until the window ends: "
+          f"{ms(settled)} (n={len(settled)})")
+    print(f"cancel.set() -> every arm joint below {CREEP} rad/s: {ms(creeps)} (n={len(creeps)})")
+    if travels:
+        print("farthest any arm joint went from its position at the cancel: "
+              f"median {statistics.median(travels) * 1000:.0f} mrad, max {max(travels) * 1000:.0f} mrad")
     print(f"cancel.set() -> the primitive returned CANCELED: {ms(returns)}")
     if at_cancel:
         print(f"fastest arm joint at the cancel: median {statistics.median(at_cancel):.2f} rad/s, "

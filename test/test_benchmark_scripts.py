@@ -136,6 +136,7 @@ def test_controllers_cancel_two_runs():
     pytest.importorskip("mujoco")
     out = run("benchmarks/controllers_cancel.py", "--runs", "2", "--realtime-factor", "3", timeout=300)
     assert "primitives CANCELED" in out and "rad/s on /joint_states" in out
+    assert "staying there until the window ends" in out and "farthest any arm joint went" in out
 
 
 def test_reflex_recovery_one_run():
