@@ -475,3 +475,53 @@ def test_an_adverb_of_manner_is_no_phrase_about_things_so_it_cannot_absorb_an_ex
     assert checked(library, world, text, goal).ok, text
     extra = checked(library, world, text, [*goal, "in(block_0, tray)"])
     assert not extra.ok and "block_0" in " ".join(extra.problems), text
+
+
+MATCHING = ["Sort every block into the tray of its colour.", "Put each block in the tray that matches its color.",
+            "The blocks go in the trays matching their colours.", "Put all the blocks in the tray of the same colour.",
+            "Every block should end up in the tray of its own colour, please."]
+
+
+def trays_world(seed: int, n: int, named: bool):
+    """``n`` blocks of random colours and one tray per colour, its colour in its name (``red_tray``) or only in
+    its RGBA (``tray_3``), at random places."""
+    rng = random.Random(seed)
+    colours = sorted(COLOURS)
+    rng.shuffle(colours)
+    trays = {c: (f"{c}_tray" if named else f"tray_{i}") for i, c in enumerate(colours)}
+    objects = [{"name": f"block_{i}", "category": "block", "at": "table",
+                "geometry": {"rgba": COLOURS[rng.choice(colours)]}} for i in range(n)]
+    places = [{"name": "table", "kind": "surface"}]
+    places += [{"name": t, "kind": "tray", "capacity": 9, "geometry": {"rgba": COLOURS[c]}} for c, t in trays.items()]
+    return scene_from_dict({"places": places, "objects": objects}), trays
+
+
+@pytest.mark.parametrize("seed, n", WORLDS)
+@pytest.mark.parametrize("named", [True, False])
+def test_a_place_of_its_colour_is_each_things_own_and_another_colour_is_refused(library, seed, n, named):
+    """"the tray of its colour" names one tray per block: the goal must put each block in the tray that shares its
+    colour (before, the phrase was unread and any tray stood as the model's reading)."""
+    world, trays = trays_world(seed, n, named)
+    rng = random.Random(seed)
+    text = MATCHING[(seed + n) % len(MATCHING)]
+    dest = [p for p in resolve(text, world).phrases if p.role == DESTINATION]
+    assert len(dest) == 1 and dest[0].matches == "colour" and dest[0].read, (text, dest)
+    right = [f"in({b}, {trays[colour(world, b)]})" for b in blocks(world)]
+    out = checked(library, world, text, right)
+    assert out.ok and not out.unresolved, (text, out.problems)
+    wrong_block = rng.choice(blocks(world))
+    own = trays[colour(world, wrong_block)]
+    other = rng.choice([t for t in trays.values() if t != own])
+    goal = [g if not g.startswith(f"in({wrong_block},") else f"in({wrong_block}, {other})" for g in right]
+    out = checked(library, world, text, goal)
+    assert out.rules == ["mismatched_place"], (text, out.problems)
+    assert f"in({wrong_block}, {other})" in out.problems[0] and f"is {own}, not {other}" in out.problems[0]
+
+
+def test_a_place_of_its_colour_whose_colour_is_unknown_stands_as_the_goals_pick(library):
+    world = scene_from_dict({"places": [{"name": "table", "kind": "surface"}, {"name": "tray", "kind": "tray"},
+                                        {"name": "box", "kind": "box"}],
+                             "objects": [{"name": "block", "category": "block", "at": "table",
+                                          "geometry": {"rgba": COLOURS["red"]}}]})
+    out = checked(library, world, "Put the block in the tray of its colour.", ["in(block, tray)"])
+    assert out.ok and any("is not known" in r.source for r in out.readings), out.problems

@@ -33,6 +33,7 @@ from step_planner.planner.resolution import (
     Resolution,
     resolve_answer,
 )
+from step_planner.planner.world_descriptions import colour_of
 
 RULE_UNREFERRED = "unmentioned_thing"  # a changed object no phrase of the words refers to
 RULE_NARROW = "narrow_reading"  # a plural or quantified phrase read as fewer than its candidates
@@ -41,6 +42,7 @@ RULE_WRONG_PICK = "wrong_referent"  # a described phrase's pick is none of its c
 RULE_NOTHING_FITS = "nothing_fits"  # nothing in view fits a described phrase
 RULE_ANSWER = "against_answer"  # the pick contradicts the person's answer
 RULE_PLACE = "unmentioned_place"  # an object must end up in a place the words neither name nor imply
+RULE_MISMATCH = "mismatched_place"  # "the tray of its colour": a thing put in a place of another colour
 
 PLACING = ("in", "on", "at")
 
@@ -154,6 +156,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
             out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}")
     _plural_coverage(facts, res, world, changed, out)
     _singular_picks(facts, res, world, lex, changed, answers, out)
+    _matching_places(facts, res, world, lex, out)
     refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
     said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
     _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
@@ -192,7 +195,7 @@ def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldSta
                     changed: dict[str, list[Condition]], answers: Sequence[str], out: WordCheck) -> None:
     asked: set[tuple[str, ...]] = set()
     for p in res.of_role(THING, DESTINATION):
-        if p.plural or not p.definite or p.named or not p.read or not p.kinds:
+        if p.plural or not p.definite or p.named or not p.read or not p.kinds or p.matches:
             continue
         others = {c for q in res.of_role(p.role) if q is not p and q.candidates != p.candidates
                   and not set(p.candidates) & set(q.candidates) for c in q.candidates}
@@ -226,6 +229,28 @@ def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldSta
             out.readings.append(Reading(p.said, picked, p.candidates, "from the person's answer", from_answer=True))
         elif p.described and len(p.kinds) > 1:
             out.readings.append(Reading(p.said, picked, p.kinds, "what the words describe in view"))
+
+
+def _matching_places(facts: Sequence[Condition], res: Resolution, world: WorldState, lex: Lexicon,
+                     out: WordCheck) -> None:
+    """"The tray of its colour": each thing placed in one of the phrase's candidates must share the attribute with
+    it. Where the world does not say a colour (of the thing or of the place) the goal's pick stands, shown."""
+    for p in res.of_role(DESTINATION):
+        if p.matches != "colour":
+            continue
+        for fact in facts:
+            if fact.predicate not in PLACING or fact.negated or fact.args[1] not in p.candidates:
+                continue
+            obj, place = fact.args[0], fact.args[1]
+            want, have = colour_of(world, obj, lex), colour_of(world, place, lex)
+            if not want or not have:
+                out.readings.append(Reading(p.said, (str(fact),), p.candidates, "the goal's pick: the colour of "
+                                            f"the {_spoken(obj) if not want else _spoken(place)} is not known"))
+            elif want != have:
+                fits = [c for c in p.candidates if colour_of(world, c, lex) == want]
+                out.refuse(RULE_MISMATCH, f"{fact}: '{p.said}' for the {_spoken(obj)} ({want}) is "
+                           + (_listing(fits) if fits else f"no place in view (none is {want})")
+                           + f", not {place} ({have})")
 
 
 def _answer_meaning(answers: Sequence[str], candidates: tuple[str, ...], world: WorldState,

@@ -37,6 +37,7 @@ from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.goal_checks import (
     RULE_ANSWER,
     RULE_LEFT_OUT,
+    RULE_MISMATCH,
     RULE_NARROW,
     RULE_NOTHING_FITS,
     RULE_PLACE,
@@ -69,9 +70,9 @@ RULE_EMPTY = "no_goal"
 RULE_GENERIC = "generic_name"  # a fact about `thing` or `item`: no object has such a name
 RULE_UNMENTIONED = "unmentioned_thing"  # a fact about something the instruction does not mention
 # RULE_PLACE (an object must end up in a place the words neither name nor imply), RULE_UNREFERRED,
-# RULE_NARROW, RULE_LEFT_OUT, RULE_WRONG_PICK, RULE_NOTHING_FITS, RULE_ANSWER: planner/goal_checks.py
-__all__ = ["RULE_ANSWER", "RULE_LEFT_OUT", "RULE_NARROW", "RULE_NOTHING_FITS", "RULE_PLACE", "RULE_UNREFERRED",
-           "RULE_WRONG_PICK"]
+# RULE_NARROW, RULE_LEFT_OUT, RULE_WRONG_PICK, RULE_NOTHING_FITS, RULE_ANSWER, RULE_MISMATCH: planner/goal_checks.py
+__all__ = ["RULE_ANSWER", "RULE_LEFT_OUT", "RULE_MISMATCH", "RULE_NARROW", "RULE_NOTHING_FITS", "RULE_PLACE",
+           "RULE_UNREFERRED", "RULE_WRONG_PICK"]
 RULE_END_STATE = "end_state_words"  # holding(...) / open(...) without words that ask to end so
 RULE_REQUIRED = "required_fact"  # "close" said, no closed(...) fact
 RULE_NAMED_MISSING = "named_object_missing"  # an object the instruction names, no fact about it

@@ -11,12 +11,8 @@ nouns of ``config/wordings_lexicon.yaml``), group and generic words from ``confi
 everything else (determiners, quantifiers, side, size, state and order words, prepositions, the verbs that
 imply a place, corrections) from ``config/resolution_lexicon.yaml``. Plurals come from ``inflect``.
 
-Sides are the robot's (the scenes' convention): +x ahead of its base, +y to its left. "left" is the largest
-y, "front" the smallest x, "nearest" the smallest distance from the base; things within ``side_margin`` of
-the extreme one all fit (then several remain and the person is asked). Ordinals ("the first block") are read
-against the world's order where it gives one (:func:`by_order`: drawers from the top, things in a row from
-the robot's left); where it gives none every candidate stays open and the person is asked. Shape words
-("round") read the scene geometry's ``shape``.
+Description words (sides, sizes, colours, shapes, order, state) are read against the world by
+``planner/world_descriptions.py``; one it cannot read there is noted as unread.
 """
 
 from __future__ import annotations
@@ -28,8 +24,18 @@ from functools import lru_cache
 
 import inflect
 
-from step_planner.domain.world import GRIPPER, WorldState
+from step_planner.domain.world import WorldState
 from step_planner.planner.resolution_lexicon import Lexicon, default_lexicon
+from step_planner.planner.world_descriptions import (
+    by_order,
+    by_side,
+    colour_of,
+    extreme,
+    position,
+    shape_fits,
+    state_fits,
+    volume,
+)
 
 THING = "thing"  # something the instruction asks to change
 DESTINATION = "destination"  # where things go
@@ -66,6 +72,8 @@ class Phrase:
     phrase fits. ``plural``: it means all its candidates. ``described``: words beyond the noun say which.
     ``read``: every word was understood (an unread phrase's reading is the model's). ``hidden``: it may
     name something not seen yet (an indefinite "an old sponge in the drawer", or a closed drawer's contents).
+    ``matches``: a place described relative to each thing ("the tray of its colour"): which candidate is meant
+    depends on the thing put there (the goal checks compare the attribute).
     """
 
     said: str
@@ -81,6 +89,7 @@ class Phrase:
     sentence: int = 0
     start: int = 0
     unread: tuple[str, ...] = ()
+    matches: str = ""  # "the tray of its colour": each thing goes to the candidate sharing this attribute with it
 
 
 @dataclass(frozen=True)
@@ -236,127 +245,6 @@ def _function_word(word: str, vocab: dict[str, _Sense], lex: Lexicon) -> str:
     return fits[0] if len(fits) == 1 else word
 
 
-# ---- geometry of the world -------------------------------------------------------------------------------
-def position(world: WorldState, name: str) -> tuple[float, float] | None:
-    """(x, y) of an object or place in the robot's base frame, from the scene's geometry (an object without
-    its own position is where its place is)."""
-    seen: set[str] = set()
-    while name and name not in seen:
-        seen.add(name)
-        entity = world.objects.get(name) or world.places.get(name)
-        if entity is None:
-            return None
-        geometry = entity.geometry or {}
-        pos = geometry.get("position") or geometry.get("cabinet_position")
-        if pos is not None and len(pos) >= 2:
-            return float(pos[0]), float(pos[1])
-        obj = world.objects.get(name)
-        name = obj.location if obj is not None and obj.location not in (None, GRIPPER) else ""
-    return None
-
-
-def colour_of(world: WorldState, name: str, lex: Lexicon) -> str:
-    """The colour word of the name, else the lexicon colour nearest the RGBA within tolerance ('' if none)."""
-    for word in name.split("_"):
-        if word in lex.colours:
-            return word
-    entity = world.objects.get(name) or world.places.get(name)
-    rgba = (entity.geometry or {}).get("rgba") if entity is not None else None
-    if not rgba:
-        return ""
-    best, dist = min(((c, sum((a - b) ** 2 for a, b in zip(v, rgba[:3], strict=True)) ** 0.5)
-                      for c, v in lex.colours.items()), key=lambda cd: cd[1])
-    return best if dist <= lex.colour_tolerance else ""
-
-
-def _volume(world: WorldState, name: str) -> float | None:
-    entity = world.objects.get(name) or world.places.get(name)
-    size = (entity.geometry or {}).get("size") if entity is not None else None
-    if not size:
-        return None
-    out = 1.0
-    for v in size:
-        out *= float(v)
-    return out
-
-
-def _extreme(values: dict[str, float | None], most: str, margin: float) -> list[str] | None:
-    """The names whose value is within ``margin`` of the largest (``max``) or smallest; None when unknown."""
-    if not values or any(v is None for v in values.values()):
-        return None
-    sign = 1.0 if most == "max" else -1.0
-    top = max(sign * v for v in values.values())  # type: ignore[operator]
-    return [n for n, v in values.items() if top - sign * v <= margin]  # type: ignore[operator]
-
-
-def by_side(world: WorldState, names: Iterable[str], word: str, lex: Lexicon) -> list[str] | None:
-    axis, most = lex.data["sides"][word]
-    margin = float(lex.data.get("side_margin", 0.08))
-    values: dict[str, float | None] = {}
-    for n in names:
-        pos = position(world, n)
-        values[n] = None if pos is None else (pos[0] if axis == "x" else pos[1] if axis == "y"
-                                              else (pos[0] ** 2 + pos[1] ** 2) ** 0.5)
-    return _extreme(values, most, margin)
-
-
-def shape_fits(world: WorldState, names: Iterable[str], word: str, lex: Lexicon) -> list[str] | None:
-    """The names whose geometry's ``shape`` is one the shape word covers ("round": cylinder); None when
-    some thing's shape is not in the scene data (then the word is not read)."""
-    shapes = set(lex.data.get("shapes", {}).get(word) or ())
-    out = []
-    for n in names:
-        entity = world.objects.get(n) or world.places.get(n)
-        shape = (entity.geometry or {}).get("shape") if entity is not None else None
-        if not shape:
-            return None
-        if shape in shapes:
-            out.append(n)
-    return out
-
-
-def by_order(world: WorldState, names: Sequence[str], word: str, lex: Lexicon) -> list[str]:
-    """The ``word``-th ("first", "second", "last") of ``names`` in the order a person at the robot sees them.
-
-    Drawers stacked in a cabinet count from the top (the scenes' ``level``: highest first). Things in a row
-    across the robot's view (every one placed, all within ``side_margin`` of the same distance ahead, x) count
-    from the robot's left to its right (largest y first, as the side words: +y is its left); things within
-    ``side_margin`` of the picked one's place fit too. Where no such order is given (things scattered, a thing
-    without a position) every name stays a candidate, so the person is asked."""
-    ordinals = list(lex.data.get("ordinals") or ())
-    index = -1 if word == "last" else ordinals.index(word)
-    margin = float(lex.data.get("side_margin", 0.08))
-    levels = {n: (world.places[n].geometry or {}).get("level") if n in world.places else None for n in names}
-    if len(names) > 1 and all(v is not None for v in levels.values()):
-        keys = {n: -float(levels[n]) for n in names}  # type: ignore[arg-type]
-        margin = 0.0
-    else:
-        where = {n: position(world, n) for n in names}
-        placed = {n: p for n, p in where.items() if p is not None}
-        own = all(((world.objects.get(n) or world.places.get(n)).geometry or {}).get("position") is not None
-                  for n in names)
-        if len(placed) < len(names) or not own or max(p[0] for p in placed.values()) - min(
-                p[0] for p in placed.values()) > margin:
-            return list(names)
-        keys = {n: -p[1] for n, p in placed.items()}
-    ordered = sorted(names, key=lambda n: keys[n])
-    if not -len(ordered) <= index < len(ordered):
-        return []
-    at = keys[ordered[index]]
-    return [n for n in ordered if abs(keys[n] - at) <= margin]
-
-
-def _state_fits(world: WorldState, name: str, state: str) -> bool:
-    place = world.places.get(name)
-    if place is None:
-        return False
-    if state in ("open", "closed"):
-        return place.openable and place.is_open == (state == "open")
-    if state == "empty":
-        return place.is_container and (place.is_open or not place.openable) and not world.contents(name)
-    return place.capacity is not None and len(world.contents(name)) >= place.capacity
-
-
 # ---- the grammar ---------------------------------------------------------------------------------------
 @dataclass
 class _Parse:
@@ -408,34 +296,30 @@ def _filter(parse: _Parse, names: list[str], words: list[str]) -> tuple[list[str
         elif word in lex.colours:
             names, described = [n for n in names if colour_of(world, n, lex) == word], True
         elif word in states:
-            names, described = [n for n in names if _state_fits(world, n, states[word])], True
-        elif word in sides or word.endswith("most") and word in sides:
-            picked = by_side(world, names, word, lex)
-            described = True
-            if picked is None:
-                unread.append(word)
-            else:
-                names = picked
+            names, described = [n for n in names if state_fits(world, n, states[word])], True
+        elif word in sides:
+            names, described = _narrow(names, by_side(world, names, word, lex), word, unread), True
         elif word in sizes:
-            picked = _extreme({n: _volume(world, n) for n in names}, sizes[word], 1e-9) if len(names) > 1 else names
-            described = True
-            if picked is None or len(names) > 1 and len(picked) == len(names):  # all the same size: not read
-                unread.append(word)
-            else:
-                names = picked
+            picked = extreme({n: volume(world, n) for n in names}, sizes[word], 1e-9) if len(names) > 1 else names
+            if picked is not None and len(names) > 1 and len(picked) == len(names):  # all the same size: not read
+                picked = None
+            names, described = _narrow(names, picked, word, unread), True
         elif word in ordinals:
             names, described = by_order(world, names, word, lex), True
         elif word in lex.data.get("shapes", {}):
-            picked = shape_fits(world, names, word, lex)
-            described = True
-            if picked is None:
-                unread.append(word)
-            else:
-                names = picked
+            names, described = _narrow(names, shape_fits(world, names, word, lex), word, unread), True
         else:
             unread.append(word)
             described = True
     return names, unread, described
+
+
+def _narrow(names: list[str], picked: list[str] | None, word: str, unread: list[str]) -> list[str]:
+    """The candidates a description word picked, or (it could not be read here) the same ones, the word noted."""
+    if picked is None:
+        unread.append(word)
+        return names
+    return picked
 
 
 def _place_phrase(parse: _Parse, i: int) -> tuple[int, Phrase | None, str]:
@@ -499,6 +383,11 @@ def _post(parse: _Parse, phrase: Phrase, i: int) -> Phrase:
     start = parse.clause_start(i)
     forced = False
     names = list(phrase.candidates)
+    if (matching := _matching(parse, k)) is not None:  # "the tray of its colour": one per thing, not one
+        nxt, attribute = matching
+        parse.consumed.update(range(k, nxt))
+        return replace(phrase, described=True, matches=attribute,
+                       said=f"{phrase.said} {' '.join(parse.text(m) for m in range(k, nxt))}")
     if parse.text(k) in lex.words("relative") and parse.text(k + 1) in lex.words("copula"):
         k, forced = k + 2, True
     elif parse.text(k) in lex.words("relative") and parse.toks[k + 1:k + 2] and parse.toks[k + 1].sense is None:
@@ -587,10 +476,29 @@ def _post(parse: _Parse, phrase: Phrase, i: int) -> Phrase:
                 return replace(phrase, described=True, read=False, said=f"{phrase.said} {word} {other.said}")
             dist = {n: (lambda p: None if p is None else ((p[0] - ref[0]) ** 2 + (p[1] - ref[1]) ** 2) ** 0.5)(
                 position(world, n)) for n in names if n not in other.candidates}
-            picked = _extreme(dist, "min", float(lex.data.get("side_margin", 0.08)))
+            picked = extreme(dist, "min", float(lex.data.get("side_margin", 0.08)))
             return replace(phrase, candidates=tuple(picked if picked is not None else names), described=True,
                            read=phrase.read and picked is not None, said=f"{phrase.said} {word} {other.said}")
     return phrase
+
+
+def _matching(parse: _Parse, k: int) -> tuple[int, str] | None:
+    """"of its colour", "that matches its colour", "of the same colour" at ``k``: (the index after it, the
+    attribute compared), else None."""
+    lex = parse.lex
+    attributes = lex.data.get("matching_attributes") or {}
+
+    def take(j: int, options: frozenset[str]) -> int | None:
+        for option in sorted(options, key=lambda o: -len(o.split())):  # the longest first: "its own" over "its"
+            words = option.split()
+            if [parse.text(j + n) for n in range(len(words))] == words:
+                return j + len(words)
+        return None
+
+    if attributes and (j := take(k, lex.words("matching_openers"))) is not None \
+            and (m := take(j, lex.words("matching_owners"))) is not None and parse.text(m) in attributes:
+        return m + 1, attributes[parse.text(m)]
+    return None
 
 
 def _antecedent(parse: _Parse, i: int, plural_wanted: bool | None) -> Phrase | None:
