@@ -158,11 +158,12 @@ def test_a_misspelt_parameter_on_the_command_line_stops_the_node_naming_it():
     lines = done.stderr.splitlines()
     assert "Traceback" not in done.stderr and "ready:" not in done.stderr + done.stdout
     assert lines[0].startswith(f"/{name}: 4 parameter problems (nothing was started")
-    assert "  confirm_gaol: not a parameter of this node; did you mean confirm_goal?" in lines
+    cli = " [-p on the command line]"  # each problem says where its parameter was given
+    assert "  confirm_gaol: not a parameter of this node; did you mean confirm_goal?" + cli in lines
     assert any(line.startswith("  safety.max_velocity_scalling: not a parameter") and "safety_file" in line
-               for line in lines)
-    assert "  llm.timeout_s: 30 is an integer; this parameter is a double: write 30.0" in lines
-    assert "  max_queue must be in [1, 32], got 99" in lines
+               and line.endswith(cli) for line in lines)
+    assert "  llm.timeout_s: 30 is an integer; this parameter is a double: write 30.0" + cli in lines
+    assert "  max_queue must be in [1, 32], got 99" + cli in lines
 
 
 @pytest.mark.ros
@@ -180,8 +181,9 @@ def test_a_misspelt_key_in_a_params_file_stops_the_node_naming_it(section, tmp_p
     assert "Traceback" not in done.stderr
     lines = done.stderr.splitlines()
     assert lines[0].startswith(f"/{name}: 2 parameter problems"), done.stderr
-    assert "  planner.max_dept: not a parameter of this node; did you mean planner.max_depth?" in lines
-    assert "  confirm_goal: 'yes please' is not true or false (default False)" in lines
+    source = f" [params.yaml, section {name if section == 'own' else '/**'}]"
+    assert "  planner.max_dept: not a parameter of this node; did you mean planner.max_depth?" + source in lines
+    assert "  confirm_goal: 'yes please' is not true or false (default False)" + source in lines
 
 
 @pytest.mark.ros
@@ -396,3 +398,40 @@ def test_the_shipped_params_file_alone_starts_the_node_in_process(tmp_path):
 
     assert _start(["--params-file", str(CONFIG / "step_planner.yaml")],
                   [Parameter("episodes.folder", value=str(tmp_path))]) is None
+
+
+def test_where_a_parameter_was_given_is_the_last_source_that_applies_to_the_node(tmp_path):
+    """rcl applies the params files in order, then the -p overrides: the source named is the one whose value the
+    node got; a section for another node, or a file that is not there, names nothing."""
+    first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
+    first.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"planner": {"max_dept": 3}, "scene": "x"}},
+                                     "/other_node": {"ros__parameters": {"only_other": 1}}}))
+    second.write_text(yaml.safe_dump({"/robot1/step_planner": {"ros__parameters": {"scene": "y", "confirm_gaol": 1}},
+                                      "/*/step_*": {"ros__parameters": {"by_star": 1}},
+                                      "/robot2/step_planner": {"ros__parameters": {"elsewhere": 1}}}))
+    argv = ["--ros-args", "--params-file", str(first), "-r", "__ns:=/robot1", "--params-file", str(second),
+            "--params-file", str(tmp_path / "missing.yaml"), "-p", "confirm_gaol:=true", "--", "--foo", "-p", "x:=1"]
+    where = params.given_where(argv, "/robot1/step_planner")
+    assert where == {"planner.max_dept": "first.yaml, section /**",
+                     "scene": "second.yaml, section /robot1/step_planner",
+                     "confirm_gaol": "-p on the command line", "by_star": "second.yaml, section /*/step_*"}
+
+
+@pytest.mark.parametrize(("section", "node", "applies"), [
+    ("/**", "/step_planner", True), ("/**", "/a/b/step_planner", True), ("**", "/x", True),
+    ("step_planner", "/step_planner", True), ("/step_planner", "/robot1/step_planner", False),
+    ("/*/step_planner", "/robot1/step_planner", True), ("/*/step_planner", "/a/b/step_planner", False),
+    ("/**/step_planner", "/a/b/step_planner", True), ("/step_planne", "/step_planner", False),
+])
+def test_a_params_file_section_applies_as_rcl_matches_node_names(section, node, applies):
+    assert params._section_matches(section, node) is applies
+
+
+def test_a_refusal_names_the_source_of_each_parameter_it_knows_and_leaves_the_others():
+    error = params.ParameterError("/n", ["confirm_gaol: not a parameter", "max_queue must be in [1, 32], got 99",
+                                         "scene: 7 is not a string"])
+    located = error.located({"confirm_gaol": "a.yaml, section /**", "max_queue": "-p on the command line"})
+    assert located.problems == ["confirm_gaol: not a parameter [a.yaml, section /**]",
+                                "max_queue must be in [1, 32], got 99 [-p on the command line]",
+                                "scene: 7 is not a string"]
+    assert str(located).startswith("/n: 3 parameter problems")

@@ -570,8 +570,8 @@ def main_node(argv: list[str] | None = None) -> int:
     parser.parse_args(own)  # --help prints and exits here, before any ROS context exists
     try:
         return run_node(StepPlannerNode, ["step_planner_node", *args], quiesce=StepPlannerNode.stop_goals)
-    except params.ParameterError as exc:  # a misspelt or mistyped parameter: its name, no traceback
-        print(exc, file=sys.stderr)
+    except params.ParameterError as exc:  # a misspelt or mistyped parameter: its name and source, no traceback
+        print(exc.located(params.given_where(args, exc.node)), file=sys.stderr)
         return 2
     except BackendUnavailable as exc:  # at start (check_libraries): one line, no traceback, exit code 1
         print(f"step_planner_node: {exc}", file=sys.stderr)

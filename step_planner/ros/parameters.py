@@ -15,9 +15,13 @@ never a parameter: ``llm.api_key_env`` names the environment variable that holds
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from step_planner.execution.factory import BACKENDS
 from step_planner.llm.config import STRUCTURED_MODES
@@ -176,10 +180,63 @@ class ParameterError(ValueError):
     """Parameters given for the node that it cannot take: every problem, one a line, each naming the parameter."""
 
     def __init__(self, node: str, problems: list[str]) -> None:
+        self.node = node
         self.problems = problems
         super().__init__(f"{node}: {len(problems)} parameter problem{'s' if len(problems) > 1 else ''} (nothing "
                          "was started; `step_planner_node --help` lists the parameters):\n"
                          + "\n".join(f"  {p}" for p in problems))
+
+    def located(self, where: dict[str, str]) -> ParameterError:
+        """The same problems, each followed by where its parameter was given (``where``: name -> source)."""
+        return ParameterError(self.node, [f"{p} [{where[name]}]" if (name := _problem_name(p)) in where else p
+                                          for p in self.problems])
+
+
+def _problem_name(problem: str) -> str:
+    return re.split(r"[:\s]", problem, maxsplit=1)[0]
+
+
+def given_where(argv: Iterable[str], node: str) -> dict[str, str]:
+    """Where each parameter name given on a command line (``argv``, with its ``--ros-args`` sections) for the node
+    ``node`` (fully qualified) came from: ``-p`` or a ``--params-file`` and its section. The last source wins, as
+    it does for the value (rcl applies the files in order, then the ``-p`` overrides). A file that cannot be read
+    is left out: rcl has already refused it."""
+    files: list[str] = []
+    overrides: list[str] = []
+    in_ros = False
+    args = list(argv)
+    for i, arg in enumerate(args):
+        if arg == "--ros-args":
+            in_ros = True
+        elif arg == "--":
+            in_ros = False
+        elif in_ros and arg in ("-p", "--param") and i + 1 < len(args):
+            overrides.append(args[i + 1].split(":=", 1)[0])
+        elif in_ros and arg == "--params-file" and i + 1 < len(args):
+            files.append(args[i + 1])
+    where: dict[str, str] = {}
+    for path in files:
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        for section, body in data.items() if isinstance(data, dict) else ():
+            if not (isinstance(body, dict) and isinstance(body.get("ros__parameters"), dict)
+                    and _section_matches(str(section), node)):
+                continue
+            for name in flatten_yaml({section: body}):
+                where[name] = f"{Path(path).name}, section {section}"
+    for name in overrides:
+        where[name] = "-p on the command line"
+    return where
+
+
+def _section_matches(section: str, node: str) -> bool:
+    """A params file's section applies to the node (rcl's node name wildcards: ``*`` one name, ``**`` any)."""
+    pattern = section if section.startswith("/") else "/" + section
+    parts = re.split(r"(\*\*|\*)", pattern)
+    regex = "".join(".*" if part == "**" else "[^/]*" if part == "*" else re.escape(part) for part in parts)
+    return re.fullmatch(regex, node) is not None
 
 
 def undeclared(given: Iterable[str], declared: Iterable[str], backend: str = "") -> list[str]:
