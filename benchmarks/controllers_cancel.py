@@ -21,6 +21,7 @@ farthest joint went from where it was at the cancel (the overshoot a person near
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import statistics
 import sys
@@ -45,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--realtime-factor", type=float, default=1.0, help="the MuJoCo robot's pace")
     parser.add_argument("--servo", default="ideal", choices=("ideal", "gazebo", "fr3_effort"),
                         help="the MuJoCo robot's servo mode (ideal: its default; fr3_effort drives the FR3)")
+    parser.add_argument("--stop-within-s", type=float, default=None,
+                        help="plan with this speed cap instead of robot_boundary.yaml's stop_within_s (0: no cap)")
     return parser
 
 
@@ -70,9 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     world = load_scene(config_path("scenes", "drawer_desk.yaml"))
     robot = "fr3" if args.servo == "fr3_effort" else "panda"  # as benchmarks/servo_modes.py chooses it
     config = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot)
+    if args.stop_within_s is not None:
+        config = dataclasses.replace(config, stop_within_s=args.stop_within_s)
     print("No planner and no answers at all (NOT an LLM): primitives run directly. The MuJoCo robot at real-time "
           f"factor {args.realtime_factor} "
-          f"in another process, robot {robot}, servo {args.servo}; {args.runs} cancels.\n")
+          f"in another process, robot {robot}, servo {args.servo}; {args.runs} cancels; speed cap: stop_within_s "
+          f"{config.stop_within_s} s at stop_deceleration {list(config.arm.stop_deceleration)} rad/s^2.\n")
     # (received, fastest arm joint's speed, its name, arm positions in config.arm.joints order)
     samples: list[tuple[float, float, str, tuple[float, ...]]] = []
     lock = threading.Lock()

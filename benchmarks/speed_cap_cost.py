@@ -1,6 +1,7 @@
 """What the joint speed cap costs in motion time (config/robot_boundary.yaml ``stop_within_s``).
 
     python benchmarks/speed_cap_cost.py --seeds 5
+    python benchmarks/speed_cap_cost.py --seeds 5 --stop-within-s 0.08 0.05   # several caps side by side
 
 The in-process MuJoCo backend runs the drawer task's primitives (open the drawer, put the tape and the
 screwdriver in, close it; no planner, no LLM) once with the motion stack's limits alone and once with the
@@ -12,6 +13,7 @@ same on both sides, so this is the cap's whole cost.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -25,6 +27,8 @@ CALLS = ("open_drawer(drawer)", "pick(tape)", "place(tape, drawer)", "pick(screw
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="scene seeds 0..N-1")
+    parser.add_argument("--stop-within-s", type=float, nargs="+", default=None,
+                        help="caps to compare (s; default: robot_boundary.yaml's stop_within_s)")
     return parser
 
 
@@ -53,21 +57,29 @@ def main(argv: list[str] | None = None) -> int:
     library = PrimitiveLibrary.load(config_path("primitives.yaml"))
     world = load_scene(config_path("scenes", "drawer_desk.yaml"))
     boundary = BoundaryConfig.load(config_path("robot_boundary.yaml"))
-    cap = boundary.velocity_cap
+    stops = args.stop_within_s or [boundary.stop_within_s]
+    caps = [dataclasses.replace(boundary, stop_within_s=s).velocity_cap for s in stops]
     print(f"No planner and no answers (NOT an LLM): the drawer task's {len(CALLS)} primitives on the in-process "
-          f"MuJoCo backend, seeds 0-{args.seeds - 1}; cap = stop_within_s {boundary.stop_within_s} s x "
-          f"stop_deceleration = {list(cap) if cap else 'none'} rad/s.\n")
-    totals = [0.0, 0.0]
+          f"MuJoCo backend, seeds 0-{args.seeds - 1}; cap = stop_within_s x stop_deceleration "
+          f"{list(boundary.arm.stop_deceleration)} rad/s^2: "
+          + "; ".join(f"{s} s: {[round(v, 3) for v in cap] if cap else 'none'} rad/s" for s, cap in zip(stops, caps,
+                                                                                                      strict=True))
+          + ".\n")
+    totals = [0.0] * (1 + len(caps))
     for seed in range(args.seeds):
         free, ok_free = motion_time(library, world, seed, None)
-        capped, ok_capped = motion_time(library, world, seed, cap)
         totals[0] += free
-        totals[1] += capped
+        parts = []
+        for n, (stop, cap) in enumerate(zip(stops, caps, strict=True), start=1):
+            capped, ok_capped = motion_time(library, world, seed, cap)
+            totals[n] += capped
+            parts.append(f"{capped:.2f} s capped at {stop} s ({'all succeeded' if ok_capped else 'a primitive FAILED'})"
+                         f": {capped / free:.3f}")
         print(f"seed {seed}: in motion {free:.2f} s uncapped ({'all succeeded' if ok_free else 'a primitive FAILED'}), "
-              f"{capped:.2f} s capped ({'all succeeded' if ok_capped else 'a primitive FAILED'}): "
-              f"{capped / free:.3f}")
-    print(f"\ntotal in motion: uncapped {totals[0]:.1f} s, capped {totals[1]:.1f} s, capped / uncapped = "
-          f"{totals[1] / totals[0]:.3f}")
+              + ", ".join(parts))
+    print(f"\ntotal in motion: uncapped {totals[0]:.1f} s, "
+          + ", ".join(f"capped at {stop} s {totals[n]:.1f} s, capped / uncapped = {totals[n] / totals[0]:.3f}"
+                      for n, stop in enumerate(stops, start=1)))
     return 0
 
 
