@@ -518,6 +518,16 @@ def test_a_place_of_its_colour_is_each_things_own_and_another_colour_is_refused(
     assert f"in({wrong_block}, {other})" in out.problems[0] and f"is {own}, not {other}" in out.problems[0]
 
 
+def test_things_of_the_same_colour_are_not_a_matching_place(library):
+    """Only a place is read relative to each thing: "the blocks of the same colour" says which blocks (unread
+    here), it does not make every block a thing to move."""
+    world, trays = trays_world(0, 4, True)
+    text = "Put the blocks of the same colour in the red tray."
+    said = [p for p in resolve(text, world).phrases if p.role == THING]
+    assert said and not said[0].read and not said[0].matches, said
+    assert not [p for p in resolve(text, world).phrases if p.matches]
+
+
 def test_a_place_of_its_colour_whose_colour_is_unknown_stands_as_the_goals_pick(library):
     world = scene_from_dict({"places": [{"name": "table", "kind": "surface"}, {"name": "tray", "kind": "tray"},
                                         {"name": "box", "kind": "box"}],

@@ -383,8 +383,8 @@ def _post(parse: _Parse, phrase: Phrase, i: int) -> Phrase:
     start = parse.clause_start(i)
     forced = False
     names = list(phrase.candidates)
-    if (matching := _matching(parse, k)) is not None:  # "the tray of its colour": one per thing, not one
-        nxt, attribute = matching
+    if phrase.role == DESTINATION and (matching := _matching(parse, k)) is not None:  # "the tray of its colour":
+        nxt, attribute = matching  # one place per thing, not one place
         parse.consumed.update(range(k, nxt))
         return replace(phrase, described=True, matches=attribute,
                        said=f"{phrase.said} {' '.join(parse.text(m) for m in range(k, nxt))}")
