@@ -5,7 +5,8 @@ its left. "left" is the largest y, "front" the smallest x, "nearest" the smalles
 within ``side_margin`` of the extreme one all fit (then several remain and the person is asked). Ordinals ("the
 first block") are read against the world's order where it gives one (:func:`by_order`: drawers from the top,
 things in a row from the robot's left); where it gives none every candidate stays open. Shape words ("round")
-read the geometry's ``shape``. Each function returns None where the world does not say (the word is not read).
+read the geometry's ``shape``. A reader that can answer None does so where the world does not say (then the
+resolver notes the word as unread).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def colour_of(world: WorldState, name: str, lex: Lexicon) -> str:
 
 
 def volume(world: WorldState, name: str) -> float | None:
+    """The bounding box's volume (m³) from the geometry's ``size``; None without one."""
     entity = world.objects.get(name) or world.places.get(name)
     size = (entity.geometry or {}).get("size") if entity is not None else None
     if not size:
@@ -69,6 +71,7 @@ def extreme(values: dict[str, float | None], most: str, margin: float) -> list[s
 
 
 def by_side(world: WorldState, names: Iterable[str], word: str, lex: Lexicon) -> list[str] | None:
+    """The names at the side ``word`` says ("left": largest y); None when one of them has no position."""
     axis, most = lex.data["sides"][word]
     margin = float(lex.data.get("side_margin", 0.08))
     values: dict[str, float | None] = {}
@@ -126,6 +129,7 @@ def by_order(world: WorldState, names: Sequence[str], word: str, lex: Lexicon) -
 
 
 def state_fits(world: WorldState, name: str, state: str) -> bool:
+    """Is the place in ``state`` (open, closed, empty, full)? Objects have none."""
     place = world.places.get(name)
     if place is None:
         return False
