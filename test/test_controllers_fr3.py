@@ -129,6 +129,34 @@ def test_the_hand_is_homed_at_start_and_never_opened_wider_than_it_then_reports(
         assert 2 * executor.controller.finger_opening == pytest.approx(opened, abs=0.002)
 
 
+@pytest.mark.parametrize(("widths", "kept"), [
+    ((0.0776, 0.0795, 0.08, 0.08), 0.08),  # a joint state sent before the result arrives after it: fingers opening
+    ((0.08, 0.08), 0.08),
+    ((0.07, 0.0705, 0.0706), 0.0706),  # within 0.2 mm: at rest
+])
+def test_the_width_kept_after_homing_is_read_once_the_fingers_have_stopped(widths, kept):
+    """A CI run kept 77.6 mm from homing to 80 mm: the joint state it read was sent before the homing result (they
+    travel on different topics) while the fingers were still opening. The width is read from joint states that
+    agree."""
+    from types import SimpleNamespace
+
+    from step_planner.execution.controllers.connection import RobotConnection
+
+    reads = iter(widths)
+
+    class Hand:
+        _settled_hand_width = RobotConnection._settled_hand_width
+
+        def wait_fresh(self, since, timeout):
+            return True
+
+        def joints(self):
+            half = next(reads) / 2
+            return SimpleNamespace(position={"panda_finger_joint1": half, "panda_finger_joint2": half})
+
+    assert Hand()._settled_hand_width() == pytest.approx(kept)
+
+
 def test_a_hand_that_reports_too_narrow_a_width_after_homing_stops_the_backend(robot, lib, monkeypatch):
     """Homing ending open at the measured maximum is assumed (libfranka's header does not say): a hand that reports
     less than the primitives need is refused at start-up, naming the width, before anything moves."""

@@ -165,3 +165,57 @@ def test_a_lost_result_is_asked_for_again_then_reported_not_waited_for_forever()
     lost = _Handle(end_at=2.0, answers=[None, None])
     assert wait_result(None, lost, spin=lost.spin, clock=lambda: lost.now) is None
     assert len(lost.requests) == 2 and lost.now <= 2.0 + 2 * RESULT_AFTER_END_S + 0.5
+
+
+@pytest.mark.parametrize("while_in", ["the spin", "a callback"])
+def test_a_ctrl_c_is_raised_between_spins_whether_it_came_during_a_wait_or_a_callback(while_in, monkeypatch):
+    """send's SIGINT handler only notes the Ctrl-C and the spin loop raises it (a KeyboardInterrupt raised by
+    Python's handler inside a callback rclpy runs, or a finalizer, can be lost: a CI run's Ctrl-C did not cancel its
+    goal). Real SIGINTs to this process, one while spin_once waits and one while a subscription callback runs."""
+    import signal
+    import threading
+    import time
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+    from std_msgs.msg import String
+
+    from step_planner.ros import send
+
+    context = rclpy.Context()
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    previous = signal.signal(signal.SIGINT, send._on_sigint)
+    node = rclpy.create_node("ctrl_c_probe", context=context)
+    seen = []
+
+    def callback(msg: String) -> None:  # the signal arrives here, mid-callback, and the callback goes on
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        seen.append(msg.data)
+
+    node.create_subscription(String, "ctrl_c_probe", callback if while_in == "a callback" else lambda _m: None, 10)
+    publisher = node.create_publisher(String, "ctrl_c_probe", 10)
+
+    class Never:
+        def done(self) -> bool:
+            return False
+
+    if while_in == "the spin":
+        threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    else:
+        threading.Timer(0.3, lambda: publisher.publish(String(data="x"))).start()
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    monkeypatch.setattr(rclpy, "spin_once", lambda _node, timeout_sec=None: executor.spin_once(timeout_sec))
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            send._spin_until(node, Never(), timeout=10.0)
+        assert time.monotonic() - started < 5.0
+        assert seen == (["x"] if while_in == "a callback" else []), "the callback was cut short"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)

@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import select
+import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -180,13 +182,32 @@ class GoalReadings:
             self.out.write(f"reading: {render_reading(reading)}\n")
 
 
+_CTRL_C = threading.Event()  # set by the SIGINT handler main_send installs; raised as KeyboardInterrupt below
+
+
+def _on_sigint(_signum: int, _frame: Any) -> None:
+    """Python's own handler raises KeyboardInterrupt wherever the main thread is, and where that is inside a
+    callback rclpy runs from C or a finalizer, it is printed as ignored and lost (a Ctrl-C under load did not
+    cancel the goal in CI). Noted here, raised at a known point in the spin loop instead."""
+    _CTRL_C.set()
+
+
+def _check_ctrl_c() -> None:
+    if _CTRL_C.is_set():
+        _CTRL_C.clear()
+        raise KeyboardInterrupt
+
+
 def _spin_until(node, future, timeout: float | None = None,
                 every: tuple[float, Callable[[], Any]] | None = None) -> bool:
-    """Spin until ``future`` is done (False after ``timeout``); ``every`` (period, call): call it that often."""
+    """Spin until ``future`` is done (False after ``timeout``); ``every`` (period, call): call it that often.
+    A Ctrl-C noted by :func:`_on_sigint` is raised here, between spins, as KeyboardInterrupt."""
     deadline = None if timeout is None else time.monotonic() + timeout
     due = time.monotonic() + every[0] if every else float("inf")
     while not future.done():
+        _check_ctrl_c()
         rclpy.spin_once(node, timeout_sec=0.1)
+        _check_ctrl_c()
         if every and time.monotonic() > due:
             due = time.monotonic() + every[0]
             every[1]()
@@ -232,6 +253,7 @@ def main_send(argv: list[str] | None = None) -> int:
     rclpy.init(args=None, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("step_planner_send")
     out = sys.stdout
+    previous = None  # the SIGINT handler before ours (restored at the end)
     try:
         client = ActionClient(node, ExecuteTask, f"{args.node}/execute_task",
                               feedback_sub_qos_profile=feedback_stream())
@@ -262,6 +284,9 @@ def main_send(argv: list[str] | None = None) -> int:
                                 success_when=list(args.goal))
         goal_id, watch = new_goal_id(), StatusWatch(node, f"{args.node}/execute_task")
         readings.goal_id = uuid.UUID(bytes=bytes(goal_id.uuid)).hex[:8]
+        _CTRL_C.clear()
+        if threading.current_thread() is threading.main_thread():  # from here a Ctrl-C cancels the goal
+            previous = signal.signal(signal.SIGINT, _on_sigint)
         send_future = client.send_goal_async(goal, feedback_callback=show_feedback, goal_uuid=goal_id)
 
         def answered() -> bool:  # an answer lost on the way: the goal is found in the action's status
@@ -325,5 +350,7 @@ def main_send(argv: list[str] | None = None) -> int:
             out.write("goal conditions: none (not verified against the world)\n")
         return 0 if result.success else 1
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
         node.destroy_node()
         rclpy.try_shutdown()

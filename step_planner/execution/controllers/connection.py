@@ -394,17 +394,31 @@ class RobotConnection:
             return refused
         outcome = self._await(handle, name, time.monotonic() + self.config.timeouts.gripper_s, None)
         if outcome.status == "succeeded":
-            self.wait_fresh(time.monotonic(), 1.0)
+            width = self._settled_hand_width()
+            if width is None:
+                outcome.status, outcome.message = "lost", f"{name}: no finger joint states after homing"
+            else:
+                self.hand_max_width = width
+        elif outcome.result is not None and outcome.result.error:
+            outcome.message += f" ({outcome.result.error})"
+        return outcome
+
+    def _settled_hand_width(self, timeout: float = 1.5, still: float = 2e-4) -> float | None:
+        """The finger gap once two joint states received after now agree within ``still`` (m): a joint state
+        published just before the result can arrive after it (another topic), with the fingers still opening.
+        The last width read if they never agree within ``timeout``; None without finger joint states."""
+        deadline = time.monotonic() + timeout
+        width = None
+        while True:
+            self.wait_fresh(time.monotonic(), max(0.0, deadline - time.monotonic()))
             joints = self.joints()
             fingers = [joints.position.get(f) for f in ("panda_finger_joint1", "panda_finger_joint2")] \
                 if joints is not None else [None]
             if None in fingers:
-                outcome.status, outcome.message = "lost", f"{name}: no finger joint states after homing"
-            else:
-                self.hand_max_width = float(sum(fingers))
-        elif outcome.result is not None and outcome.result.error:
-            outcome.message += f" ({outcome.result.error})"
-        return outcome
+                return None
+            previous, width = width, float(sum(fingers))
+            if previous is not None and abs(width - previous) <= still or time.monotonic() >= deadline:
+                return width
 
     def _franka_gripper(self, opening: float, cancel: threading.Event | None,
                         grasp_width: float | None) -> ActionOutcome:
