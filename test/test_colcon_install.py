@@ -2,7 +2,7 @@
 finds its data through the ament index, and completes the demo goal offline through the action server.
 
 The workspace is the one ``make colcon-ws`` builds (``$STEP_PLANNER_COLCON_WS``, set by ``make test``);
-without it the test builds one with the same script (about 30-60 s). Either way it is the README's
+without it the test builds one with the same script (about 30-60 s). Either way it is docs/install.md's
 ``colcon build --base-paths src/step_planner src/step_planner/step_planner_interfaces``.
 """
 

@@ -1,4 +1,4 @@
-"""The robot-machine install (README: Install on a robot machine): ROS 2 Jazzy from the distribution, rosdep
+"""The robot-machine install (docs/install.md, "On a robot machine"): ROS 2 Jazzy from the distribution, rosdep
 for the ROS packages (package.xml), pip for the rest (requirements-robot.txt) in a venv that sees the system.
 
 Static: requirements-robot.txt pins what requirements.txt pins and holds no ROS wheel; every module the code
@@ -6,10 +6,10 @@ imports is provided by the distribution (package.xml, for rosdep) or by requirem
 installed by rosdep only when asked for (package.xml conditions, evaluated by catkin_pkg as rosdep does).
 
 Simulated: ``make robot-install`` (scripts/robot_install.sh) installs the ros-* wheels as "the system" in a
-prefix of their own with an /opt/ros-like setup.bash, the README's venv over it, and the README's workspace
+prefix of their own with an /opt/ros-like setup.bash, the documented venv over it, and the documented workspace
 built from the venv; the node from that workspace completes the demo goal offline, with rclpy from "the
 system", the package's dependencies from the venv and nothing from this checkout's .venv. What that does not
-prove is listed in the README.
+prove is listed in docs/install.md.
 """
 
 from __future__ import annotations
@@ -102,8 +102,8 @@ def test_moveit_is_installed_by_rosdep_only_when_asked_for():
     assert {"rclpy", "launch", "launch_ros", "robot_state_publisher", "python3-yaml"} <= declared({})
 
 
-def test_the_simulation_runs_the_readme_robot_block():
-    text = (ROOT / "README.md").read_text().split("**On a robot machine**", 1)[1]
+def test_the_simulation_runs_the_documented_robot_block():
+    text = (ROOT / "docs" / "install.md").read_text().split("## On a robot machine", 1)[1]
     block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)
     script = "".join((ROOT / "scripts" / name).read_text() for name in ("robot_install.sh", "colcon_workspace.sh"))
     for readme, simulated in [

@@ -275,7 +275,7 @@ def mujoco_robot(context) -> list:
         from step_planner.execution.sim.telemetry import robot_description
     except ImportError as exc:
         raise MissingDependency(f"backend:=sim needs the Python package {exc.name}, not installed: "
-                                "pip install -r requirements-robot.txt (README: Install on a robot machine)") from None
+                                "pip install -r requirements-robot.txt (docs/install.md: On a robot machine)") from None
     with_rsp = installed("robot_state_publisher")
     # the robot puts its objects on /tf, and its links too when no robot_state_publisher does
     robot = Node(package=PACKAGE, executable="mujoco_robot", name="mujoco_robot", output="screen", emulate_tty=True,
