@@ -80,6 +80,14 @@ def test_every_relative_link_resolves(document):
     assert not broken(document), f"{document.relative_to(ROOT)}: {broken(document)}"
 
 
+def test_the_readme_links_every_docs_page():
+    """The README is the way in: every page of docs/ is linked from it, so none is reachable only by
+    browsing the folder (and the link checks above then cover where it sends people)."""
+    linked = {(ROOT / t.partition("#")[0]).resolve() for t in links(ROOT / "README.md") if t.startswith("docs/")}
+    unlinked = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.resolve() not in linked]
+    assert not unlinked, f"docs pages the README does not link: {unlinked}"
+
+
 def test_the_checker_finds_what_is_broken(tmp_path):
     """The checker itself can fail: a missing file, a missing anchor and a link out of the repository are
     reported; links in code, external links, GitHub's anchors of headings (repeats numbered) and ids are not."""
