@@ -245,6 +245,25 @@ class SetParameter(Entity):
         context.launch_configurations["global_params"] = params
 
 
+class OnProcessExit(Entity):
+    """launch/event_handlers/on_process_exit.py: ``on_exit`` (actions, or a function of the event and context) once
+    ``target_action`` exited."""
+
+    def __init__(self, *, target_action=None, on_exit=None, **kwargs: Any) -> None:
+        super().__init__(target_action=target_action, on_exit=on_exit, **kwargs)
+        self.target_action, self.on_exit = target_action, on_exit
+
+
+class RegisterEventHandler(Entity):
+    """launch/actions/register_event_handler.py:52-54: registers the handler with the context, nothing else; its
+    actions run when the event comes, in the launch configurations of that moment (no scope is kept: a group's
+    pushed namespace is popped by then)."""
+
+    def __init__(self, event_handler, **kwargs: Any) -> None:
+        super().__init__(event_handler, **kwargs)
+        self.event_handler = event_handler
+
+
 class PythonLaunchDescriptionSource(Entity):
     """launch/launch_description_sources/python_launch_description_source.py: the file's description."""
 
@@ -285,8 +304,10 @@ BEHAVIOUR: dict[str, dict[str, Any]] = {
     "launch": {"LaunchDescription": LaunchDescription},
     "launch.actions": {"DeclareLaunchArgument": DeclareLaunchArgument, "OpaqueFunction": OpaqueFunction,
                        "GroupAction": GroupAction, "IncludeLaunchDescription": IncludeLaunchDescription,
-                       "SetLaunchConfiguration": SetLaunchConfiguration},
+                       "SetLaunchConfiguration": SetLaunchConfiguration,
+                       "RegisterEventHandler": RegisterEventHandler},
     "launch.launch_description_sources": {"PythonLaunchDescriptionSource": PythonLaunchDescriptionSource},
+    "launch.event_handlers": {"OnProcessExit": OnProcessExit},
     "launch.substitutions": {"LaunchConfiguration": LaunchConfiguration},
     "launch.substitutions.substitution_failure": {"SubstitutionFailure": SubstitutionFailure},
     "launch.logging": {"get_logger": Logger},
@@ -387,9 +408,7 @@ class Context:
         self._stack: list[dict[str, Any]] = []
 
     def push(self) -> None:
-        import copy
-
-        self._stack.append(copy.deepcopy(self.launch_configurations))
+        self._stack.append(self.launch_configurations.copy())  # launch_context.py:191-192: a shallow copy
 
     def pop(self) -> None:
         self.launch_configurations = self._stack.pop()
@@ -422,9 +441,10 @@ def run(description: LaunchDescription, arguments: dict[str, str], launched: str
             elif isinstance(entity, GroupAction):
                 if entity.scoped:
                     context.push()
-                if entity.scoped and not entity.forwarding:
+                if entity.scoped and not entity.forwarding:  # reset_launch_configurations.py:75-87
                     kept = {perform(context, k): perform(context, v) for k, v in entity.configurations.items()}
-                    context.launch_configurations = kept
+                    context.launch_configurations.clear()
+                    context.launch_configurations.update(kept)
                 else:
                     for k, v in entity.configurations.items():
                         context.launch_configurations[perform(context, k)] = perform(context, v)
@@ -436,11 +456,25 @@ def run(description: LaunchDescription, arguments: dict[str, str], launched: str
             elif isinstance(entity, Node):
                 entity.resolve(context)
                 started.append(entity)
+            elif isinstance(entity, RegisterEventHandler) and isinstance(entity.event_handler, OnProcessExit):
+                handlers.append(entity.event_handler)
+
+    handlers: list[OnProcessExit] = []
+
+    def exits() -> None:
+        """Every process started exits (the spawners do), after the launch description was visited: each
+        OnProcessExit handler whose target started runs its actions in the configurations of then."""
+        while ready := [h for h in handlers if any(h.target_action is n for n in started)]:
+            for handler in ready:
+                handlers.remove(handler)
+                actions = handler.on_exit(None, context) if callable(handler.on_exit) else handler.on_exit
+                visit(actions if isinstance(actions, list) else [actions])
 
     saved = sys.argv
     sys.argv = ["ros2", "launch", "step_planner", launched, *argv] if launched else saved
     try:
         visit(description.entities)
+        exits()
     except Exception as exc:  # what LaunchService.run_async catches and logs in one line
         return started, exc
     finally:

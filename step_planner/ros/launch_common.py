@@ -250,6 +250,24 @@ def for_any_namespace(path: str, namespace: str) -> tuple[str, list]:
     return copy, [removed_at_shutdown(copy)]
 
 
+def later_in_this_scope(context, actions: list):
+    """``actions`` for an event handler (started once a process exits), with the launch configurations of now: launch
+    runs a handler's actions in the configurations of the moment the event comes (RegisterEventHandler keeps no scope,
+    ros2/launch jazzy launch/actions/register_event_handler.py:52-54), when a parent's scoped GroupAction has popped
+    its PushRosNamespace, SetRemap and SetParameter and this file's own arguments. A GroupAction that resets the
+    configurations to today's (group_action.py:116-135) and applies the remaps and global parameters again (their
+    lists are not text a launch configuration can hold) brings them back."""
+    from launch.actions import GroupAction
+    from launch_ros.actions import SetParameter, SetParametersFromFile, SetRemap
+
+    configurations = context.launch_configurations
+    kept = {name: value for name, value in configurations.items() if isinstance(value, str)}
+    again = [SetRemap(src=src, dst=dst) for src, dst in configurations.get("ros_remaps", [])]
+    again += [SetParameter(name=p[0], value=p[1]) if isinstance(p, tuple) else SetParametersFromFile(p)
+              for p in configurations.get("global_params", [])]
+    return GroupAction([*again, *actions], scoped=True, forwarding=False, launch_configurations=kept)
+
+
 def removed_at_shutdown(path: str) -> RegisterEventHandler:
     """Delete the file or folder ``path`` when the launch shuts down (Ctrl-C, a node's exit, an error in a later
     action): what a launch writes to the temporary folder is not left behind."""
