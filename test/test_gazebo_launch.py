@@ -121,6 +121,8 @@ def _nodes(entities) -> list[Node]:
             out.append(e)
         elif type(e).__name__ == "RegisterEventHandler":
             out += _nodes(e.args[0].kwargs.get("on_exit") or ())  # OnShutdown handlers (temporary files) start none
+        elif type(e).__name__ == "GroupAction":  # the scope a handler's actions get back (later_in_this_scope)
+            out += _nodes(e.actions)
     return out
 
 
