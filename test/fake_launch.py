@@ -285,7 +285,12 @@ class IncludeLaunchDescription(Entity):
 
     def execute(self, context) -> list:
         description = self.source.get_launch_description(context)
+        INCLUDED.append((str(perform(context, self.source.path)),
+                         [(perform(context, k), perform(context, v)) for k, v in self.launch_arguments]))
         return [*[SetLaunchConfiguration(k, v) for k, v in self.launch_arguments], description]
+
+
+INCLUDED: list[tuple[str, list[tuple[Any, Any]]]] = []  # (file, launch arguments) of every include run, in order
 
 
 class Logger:
@@ -374,6 +379,7 @@ def fake_launch(prefix: Path, installed: set[str] = frozenset(),
     sys.meta_path.insert(0, finder)
     os.environ["AMENT_PREFIX_PATH"] = str(prefix)
     LOGGED.clear()
+    INCLUDED.clear()
     try:
         yield
     finally:
