@@ -348,9 +348,10 @@ class StepPlannerNode(Node):
             config_file = "controllers.boundary_file" if self.backend == "controllers" else "moveit.config_file"
             options = {"robot": self.get_parameter(f"{self.backend}.robot").value or None,
                        "config_path": self.get_parameter(config_file).value or None}
-            if self.backend == "moveit":
-                options["namespace"] = self.get_namespace()  # MoveItPy and the gripper in the node's namespace
-            else:
+            options["namespace"] = self.get_namespace()  # the robot's names resolve in the node's namespace
+            # the helper node beside this one, named after it: two planners never make two of a name
+            options["node_name"] = f"{self.get_name()}_{'controllers' if self.backend == 'controllers' else 'moveit'}"
+            if self.backend == "controllers":
                 options["fake_hardware"] = bool(self.get_parameter("controllers.fake_hardware").value)
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
