@@ -136,7 +136,10 @@ def launch_setup(context) -> list:
                           parameters=[moveit_config.to_dict(), sim_time])
         last = [move_group, step_planner_node(extra_parameters=[moveit_config.to_dict(), sim_time])]
     else:
-        last = [step_planner_node(extra_parameters=[{"controllers.robot": "panda"}, sim_time])]
+        # gz_ros2_control's controller manager and the bridge's topics stay in the root namespace whatever namespace
+        # a parent pushes (the plugin's namespace comes from the URDF; the bridge config's names are absolute)
+        last = [step_planner_node(extra_parameters=[{"controllers.robot": "panda", "controllers.namespace": "/"},
+                                                    sim_time])]
     # the controllers once the arm exists in Gazebo; the node (and move_group) once they run
     # (with the namespace, remaps and parameters a parent pushed around this file, gone by the time they start)
     after_spawn = RegisterEventHandler(OnProcessExit(target_action=spawn,

@@ -44,3 +44,13 @@ def test_no_object_poses_stays_none():
     plain = BoundaryConfig.load(ROOT / "config" / "robot_boundary.yaml", "panda")
     bare = BoundaryConfig(**{**{f.name: getattr(plain, f.name) for f in fields(BoundaryConfig)}, "object_poses": ""})
     assert bare.under("/arm1").object_poses == ""
+
+
+@pytest.mark.parametrize("own, given, expected", [
+    ("/arm1", "", "/arm1"), ("/", "", "/"), ("/arm1", "/", "/"), ("/arm1", "/cell/arm2", "/cell/arm2"),
+    ("/cell", "arm2", "/cell/arm2"), ("/", "arm2", "/arm2")])
+def test_the_controllers_namespace_parameter_resolves_as_a_ros_name(own, given, expected):
+    """controllers.namespace: empty = the node's own; absolute as given; relative under the node's."""
+    from step_planner.ros.node import robot_namespace
+
+    assert robot_namespace(own, given) == expected

@@ -139,3 +139,38 @@ def test_the_fr3_launch_no_longer_declares_realtime_factor(tmp_path):
     names = {n: {a.name for a in declared(n, tmp_path / n)} for n in FILES}
     assert [n for n in FILES if "realtime_factor" in names[n]] == ["step_planner.launch.py"]
     assert {"rviz", "load_franka_robot_state_broadcaster", "controllers_yaml"} <= names["fr3_controllers.launch.py"]
+
+
+def spawned(name: str, arguments: dict[str, str], tmp_path: Path) -> tuple[list[str], str]:
+    sys.modules.pop("xacro", None)
+    installed = FILES[name][0]
+    for package in installed:
+        (tmp_path / "share" / package).mkdir(parents=True, exist_ok=True)
+    fr3_config_share(tmp_path / "share")
+    with fake_launch(tmp_path, installed=set(installed), provided={"xacro": xacro_module()}):
+        started, error = run(load_launch_file(ROOT / "launch" / name).generate_launch_description(), arguments)
+    sys.modules.pop("xacro", None)
+    return [n.kwargs["arguments"][0] for n in started if n.executable == "spawner"], repr(error)
+
+
+@pytest.mark.parametrize("name", ["fr3_controllers.launch.py", "franka.launch.py"])
+def test_load_franka_robot_state_broadcaster_as_franka_bringup_reads_it(tmp_path, name):
+    """FBL:174-188: spawned when true and the hardware is real; never on fake hardware."""
+    on, _ = spawned(name, REAL_ARM, tmp_path / "on")
+    off, _ = spawned(name, {**REAL_ARM, "load_franka_robot_state_broadcaster": "False"}, tmp_path / "off")
+    fake, _ = spawned(name, {**REAL_ARM, "use_fake_hardware": "true"}, tmp_path / "fake")
+    assert "franka_robot_state_broadcaster" in on
+    assert "franka_robot_state_broadcaster" not in off and "franka_robot_state_broadcaster" not in fake
+
+
+@pytest.mark.parametrize("name", ["fr3_controllers.launch.py", "franka.launch.py"])
+def test_a_controllers_yaml_without_the_spawned_controllers_stops_the_launch(tmp_path, name):
+    lacking = tmp_path / "lacking.yaml"
+    lacking.write_text(yaml.safe_dump({"/**": {"controller_manager": {"ros__parameters": {
+        "joint_state_broadcaster": {"type": "joint_state_broadcaster/JointStateBroadcaster"}}}}}))
+    started, error = spawned(name, {**REAL_ARM, "controllers_yaml": str(lacking)}, tmp_path / "p")
+    assert started == [] and "RefusedArguments" in error and "fr3_arm_controller" in error, error
+    given = tmp_path / "given.yaml"  # namespace-agnostic, as upstream's files are keyed: taken as it is
+    given.write_text(yaml.safe_dump({"/**": CONTROLLERS_YAML}))
+    started, error = spawned(name, {**REAL_ARM, "controllers_yaml": str(given)}, tmp_path / "q")
+    assert error == "None" and "fr3_arm_controller" in started

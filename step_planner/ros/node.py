@@ -50,6 +50,16 @@ ROBOT_BACKENDS = ("controllers", "moveit")  # the robot's own world, one connect
 RESULT_TAKE_S = 1.0  # after a stop canceled goals: time for their clients to take the results
 
 
+def robot_namespace(own: str, given: str) -> str:
+    """The robot's namespace for the controllers.namespace parameter: empty = the node's own, an absolute name as
+    it is, a relative one under the node's own (as ROS resolves a relative name)."""
+    if not given:
+        return own
+    if given.startswith("/"):
+        return given
+    return f"{own.rstrip('/')}/{given}"
+
+
 class StepPlannerNode(Node):
     """Plans and executes natural-language goals with a STEP subgoal tree.
 
@@ -57,6 +67,9 @@ class StepPlannerNode(Node):
     ``ros2 param describe``; one given for the node that it does not declare stops it at start, naming it):
         backend (str, read-only): symbolic | sim | controllers | moveit
         controllers.robot, controllers.boundary_file (str, read-only): backend controllers' robot boundary
+        controllers.namespace (str, read-only): the robot's namespace ("" = this node's): its actions, gripper,
+            controller manager, joint states and poses resolve under it; the backend's own node is
+            <this node's name>_controllers beside this node (moveit: <name>_moveit and <name>_moveit_io)
         controllers.fake_hardware (bool, read-only): the robot is franka_ros2's fake hardware (homing said at start)
         moveit.robot, moveit.config_file (str, read-only): backend moveit's robot and config/franka.yaml
         scene (str): scene for symbolic/sim goals that name none
@@ -353,6 +366,8 @@ class StepPlannerNode(Node):
             options["node_name"] = f"{self.get_name()}_{'controllers' if self.backend == 'controllers' else 'moveit'}"
             if self.backend == "controllers":
                 options["fake_hardware"] = bool(self.get_parameter("controllers.fake_hardware").value)
+                options["robot_namespace"] = robot_namespace(self.get_namespace(),
+                                                             str(self.get_parameter("controllers.namespace").value))
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
 

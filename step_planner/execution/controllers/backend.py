@@ -258,11 +258,12 @@ def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, r
                               config_path: str | Path | None = None, safety_path: str | Path | None = None,
                               connection: RobotConnection | None = None, load_scene: str = "",
                               seed: int = 0, fake_hardware: bool = False,
-                              node_name: str = "step_planner_controllers", namespace: str = "/"
-                              ) -> ControllersExecutor:
+                              node_name: str = "step_planner_controllers", namespace: str = "/",
+                              robot_namespace: str | None = None) -> ControllersExecutor:
     """Load and check ``config/robot_boundary.yaml`` against ``config/safety.yaml``, then connect to the robot:
-    the robot under ``namespace`` (the step_planner node's; BoundaryConfig.under), through a node ``node_name``
-    in that namespace. Every refusal is a ``BackendUnavailable`` naming what to fix; nothing moves."""
+    the robot under ``robot_namespace`` (None: ``namespace``, the step_planner node's; BoundaryConfig.under),
+    through a node ``node_name`` in ``namespace``. Every refusal is a ``BackendUnavailable`` naming what to fix;
+    nothing moves."""
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
     from step_planner.execution.controllers.config import BoundaryConfigError
     from step_planner.execution.errors import BackendUnavailable
@@ -270,7 +271,8 @@ def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, r
 
     try:
         config = connection.config if connection is not None else \
-            BoundaryConfig.load(config_path or config_file("robot_boundary.yaml"), robot).under(namespace)
+            BoundaryConfig.load(config_path or config_file("robot_boundary.yaml"), robot).under(
+            namespace if robot_namespace is None else robot_namespace)
         envelope = SafetyEnvelope.load(safety_path or config_file("safety.yaml"))
     except (BoundaryConfigError, SafetyConfigError) as exc:
         raise BackendUnavailable(str(exc)) from exc
