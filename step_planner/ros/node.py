@@ -103,9 +103,9 @@ class StepPlannerNode(Node):
         (a goal waits for a person only while someone subscribes to the topic that shows what it waits for)
         ~/sim/camera/image/compressed (sensor_msgs/CompressedImage, JPEG, latched): backend sim only, MuJoCo's
             rendered view while a goal runs, sim.camera_rate_hz (step_planner.ros.sim_camera; step-planner hmi)
-        backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
-        /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock, /tf (the
-        robot's links and the objects)
+        backend sim only (see step_planner.ros.sim_bridge): joint_states (sensor_msgs/JointState),
+        robot_description (std_msgs/String, latched), clock (/joint_states ... in the root namespace, under the
+        node's namespace otherwise), ~/sim/object_poses (ObjectPoses), /tf (the robot's links and the objects)
 
     Subscribers:
         ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives (a report
