@@ -6,7 +6,8 @@
                                                                                   # demo.launch.py running beside it
 
 The robot's arguments are franka_bringup's (franka_bringup/launch/franka.launch.py, ``FBL``: robot_type, robot_ip,
-load_gripper, use_fake_hardware, fake_sensor_commands, namespace, arm_prefix, joint_state_rate) with its defaults,
+load_gripper, use_fake_hardware, fake_sensor_commands, namespace, arm_prefix, joint_state_rate,
+load_franka_robot_state_broadcaster, controllers_yaml) with its defaults,
 except where launch_common.FRANKA_DIFFERENCES says why; booleans read as franka_ros2 reads them (true/false in any
 case). ``robot:=`` (before robot_type) still works, with a deprecation warning. An argument the file does not
 declare, arm_prefix, load_gripper:=false, or a robot_type other than fr3/panda stops the launch before anything
@@ -43,13 +44,17 @@ from step_planner.ros.launch_common import (
     MOVEIT_ROSDEP,
     arguments,
     boolean,
+    controllers_file,
     described,
+    for_any_namespace,
     franka_arguments,
     franka_checks,
     import_from,
+    namespace_of,
     package_file,
     removed_at_shutdown,
     require,
+    robot_state_broadcaster,
     robot_type,
     rviz,
     step_planner_node,
@@ -105,18 +110,22 @@ def fr3_nodes(context, robot_description: str) -> list:
     ns = LaunchConfiguration("namespace").perform(context)
     fake = boolean(context, "use_fake_hardware")
     description = {"robot_description": robot_description}
-    controllers = package_file("config", "fr3_moveit", "fake_hardware_controllers.yaml") if fake else \
-        os.path.join(get_package_share_directory("franka_fr3_moveit_config"), "config", "fr3_ros_controllers.yaml")
-    manager = f"/{ns.strip('/')}/controller_manager" if ns.strip("/") else "/controller_manager"
+    broadcaster = robot_state_broadcaster(context)
+    spawned = [*FR3_CONTROLLERS, *(["franka_robot_state_broadcaster"] if broadcaster else [])]
+    controllers = controllers_file(context, FILE, package_file("config", "fr3_moveit", "fake_hardware_controllers.yaml")
+                                   if fake else os.path.join(get_package_share_directory("franka_fr3_moveit_config"),
+                                                             "config", "fr3_ros_controllers.yaml"), spawned)
+    controllers, written = for_any_namespace(controllers, namespace_of(context, ns))
     rate = int(LaunchConfiguration("joint_state_rate").perform(context))
     nodes = [
+        *written,
         Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
              namespace=ns, output="both", parameters=[description], on_exit=Shutdown()),  # FML:204-211
         Node(package="controller_manager", executable="ros2_control_node", namespace=ns,
              parameters=[description, controllers], remappings=[("joint_states", "franka/joint_states")],
              output="screen", on_exit=Shutdown()),  # FML:218-229; on_exit as FBL:146
         *[Node(package="controller_manager", executable="spawner", namespace=ns, output="screen",
-               arguments=[name, "--controller-manager-timeout", "60", "--controller-manager", manager])
+               arguments=[name, "--controller-manager-timeout", "60"])  # the manager in its namespace (FBL:161-171)
           for name in FR3_CONTROLLERS],  # FML:232-244
         Node(package="joint_state_publisher", executable="joint_state_publisher", name="joint_state_publisher",
              namespace=ns, parameters=[{"source_list": ["franka/joint_states", "franka_gripper/joint_states"],
@@ -126,11 +135,11 @@ def fr3_nodes(context, robot_description: str) -> list:
         nodes.append(Node(package="step_planner", executable="franka_gripper", name="franka_gripper", namespace=ns,
                           output="screen", parameters=[{"fake_hardware": True}], on_exit=Shutdown()))
         return nodes
-    require(FILE, "franka_gripper", "franka_robot_state_broadcaster", hint=FRANKA_HINT)
-    return [*nodes,
-            Node(package="controller_manager", executable="spawner", namespace=ns, output="screen",
-                 arguments=["franka_robot_state_broadcaster"]),  # FML:255-262; FBL:179-188 (not on fake hardware)
-            gripper_node(context, ns)]
+    require(FILE, "franka_gripper", *(["franka_robot_state_broadcaster"] if broadcaster else []), hint=FRANKA_HINT)
+    if broadcaster:  # FML:255-262; FBL:174-188 (load_franka_robot_state_broadcaster, not on fake hardware)
+        nodes.append(Node(package="controller_manager", executable="spawner", namespace=ns, output="screen",
+                          arguments=["franka_robot_state_broadcaster"]))
+    return [*nodes, gripper_node(context, ns)]
 
 
 def gripper_node(context, ns: str) -> Node:

@@ -52,6 +52,7 @@ from step_planner.ros.launch_common import (
     boolean,
     described,
     import_from,
+    later_in_this_scope,
     package_file,
     removed_at_shutdown,
     require,
@@ -135,10 +136,16 @@ def launch_setup(context) -> list:
                           parameters=[moveit_config.to_dict(), sim_time])
         last = [move_group, step_planner_node(extra_parameters=[moveit_config.to_dict(), sim_time])]
     else:
-        last = [step_planner_node(extra_parameters=[{"controllers.robot": "panda"}, sim_time])]
+        # gz_ros2_control's controller manager and the bridge's topics stay in the root namespace whatever namespace
+        # a parent pushes (the plugin's namespace comes from the URDF; the bridge config's names are absolute)
+        last = [step_planner_node(extra_parameters=[{"controllers.robot": "panda", "controllers.namespace": "/"},
+                                                    sim_time])]
     # the controllers once the arm exists in Gazebo; the node (and move_group) once they run
-    after_spawn = RegisterEventHandler(OnProcessExit(target_action=spawn, on_exit=spawners))
-    after_controllers = RegisterEventHandler(OnProcessExit(target_action=spawners[-1], on_exit=last))
+    # (with the namespace, remaps and parameters a parent pushed around this file, gone by the time they start)
+    after_spawn = RegisterEventHandler(OnProcessExit(target_action=spawn,
+                                                     on_exit=[later_in_this_scope(context, spawners)]))
+    after_controllers = RegisterEventHandler(OnProcessExit(target_action=spawners[-1],
+                                                           on_exit=[later_in_this_scope(context, last)]))
     return [removed_at_shutdown(os.path.dirname(world)),  # the world and bridge files written above
             SetEnvironmentVariable("GZ_SIM_RESOURCE_PATH", resource_path), gazebo, bridge, robot_state_publisher,
             spawn, after_spawn, after_controllers, *viewer]

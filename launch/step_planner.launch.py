@@ -14,6 +14,10 @@ exactly as to Gazebo or the arm, and robot_state_publisher on the simulated URDF
 robot_state_publisher installed the robot and the node run, with a warning; without MuJoCo nothing starts and
 one line says what to install). The node's in-process sim backend remains for `ros2 run` and the benchmarks.
 
+Included by a parent launch file, a PushRosNamespace, SetRemap or SetParameter around the include reaches every
+node it starts; with backend:=sim the MuJoCo robot and the node share the namespace, so two includes in two
+namespaces run two arms side by side (docs/launch.md).
+
 The API key is read from the environment variable named by the llm.api_key_env parameter
 (OPENAI_API_KEY by default); export it before launching. It is never a launch argument.
 """
@@ -21,7 +25,7 @@ The API key is read from the environment variable named by the llm.api_key_env p
 from launch.actions import OpaqueFunction
 
 from launch import LaunchDescription
-from step_planner.ros.launch_common import arguments, described, mujoco_robot, rviz, step_planner_node
+from step_planner.ros.launch_common import arguments, described, mujoco_robot, rviz, sim_arguments, step_planner_node
 
 
 def launch_setup(context) -> list:
@@ -30,4 +34,4 @@ def launch_setup(context) -> list:
 
 
 def generate_launch_description() -> LaunchDescription:
-    return described("step_planner.launch.py", arguments(), OpaqueFunction(function=launch_setup))
+    return described("step_planner.launch.py", [*arguments(), *sim_arguments()], OpaqueFunction(function=launch_setup))

@@ -121,6 +121,8 @@ def _nodes(entities) -> list[Node]:
             out.append(e)
         elif type(e).__name__ == "RegisterEventHandler":
             out += _nodes(e.args[0].kwargs.get("on_exit") or ())  # OnShutdown handlers (temporary files) start none
+        elif type(e).__name__ == "GroupAction":  # the scope a handler's actions get back (later_in_this_scope)
+            out += _nodes(e.actions)
     return out
 
 
@@ -151,7 +153,9 @@ def test_the_launch_starts_the_world_the_bridge_the_arm_its_controllers_and_the_
     # the node last, with sim time and the controllers backend on the panda boundary
     node = nodes[-1]
     assert node.executable == "step_planner_node"
-    assert {"use_sim_time": True} in node.parameters and {"controllers.robot": "panda"} in node.parameters
+    # gz_ros2_control's controller manager and the bridge stay in the root namespace under any parent's namespace
+    assert {"use_sim_time": True} in node.parameters
+    assert {"controllers.robot": "panda", "controllers.namespace": "/"} in node.parameters
     assert all({"use_sim_time": True} in n.parameters for n in (bridge, rsp))
     # the resource path: the Panda description's share parent
     (env,) = [e for e in entities if type(e).__name__ == "SetEnvironmentVariable"]

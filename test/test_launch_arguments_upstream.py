@@ -82,12 +82,19 @@ def test_an_argument_the_file_does_not_declare_stops_it_before_anything_starts(t
     assert all(e in text for e in expected), text
 
 
-def test_the_issues_command_no_longer_brings_up_the_real_arm_in_the_root_namespace(tmp_path):
-    """fr3_controllers.launch.py robot_ip:=... use_fake_hardware:=true namespace:=arm1 started the real-arm bring-up
-    in the root namespace; now fake hardware is honoured and the namespace it cannot honour stops it."""
-    _, started, error = bring_up(tmp_path, "fr3_controllers.launch.py",
-                                 {**ARM, "use_fake_hardware": "true", "namespace": "arm1"})
-    assert started == [] and "namespace:=arm1" in str(error) and "absolute" in str(error)
+@pytest.mark.parametrize("name", FRANKA_FILES)
+def test_namespace_puts_every_node_of_the_fake_arm_under_it(tmp_path, name):
+    """robot_ip:=... use_fake_hardware:=true namespace:=arm1 (issue 45; it was refused, and before that started the
+    real-arm bring-up in the root namespace): fake hardware honoured, every node in /arm1 as franka_bringup puts
+    them (FBL:127-188), the node too, so the boundary's names resolve under it; the spawners find the controller
+    manager in their own namespace (no absolute --controller-manager)."""
+    _, started, error = bring_up(tmp_path, name, {**ARM, "use_fake_hardware": "true", "namespace": "arm1"})
+    assert error is None, error
+    assert started and {n.resolved["namespace"] for n in started} == {"/arm1"}
+    assert any(n.executable == "step_planner_node" for n in started)
+    assert not [n for n in started if n.executable == "franka_gripper_node"]  # the mock hand: fake hardware
+    for spawner in [n for n in started if n.executable == "spawner"]:
+        assert "--controller-manager" not in spawner.kwargs["arguments"], spawner.kwargs["arguments"]
 
 
 @pytest.mark.parametrize("name", FRANKA_FILES)

@@ -4,7 +4,8 @@ launch_ros turns a Node action's ``name`` and ``namespace`` into ``--ros-args -r
 __ns:=/robot1`` on the process's command line. A helper node the product makes inside that process in a context
 that parses the command line (rclpy.init without ``args``) takes the same global remappings: two nodes named
 ``/robot1/step_planner``. Here the node runs as a process with exactly those arguments on each backend that runs
-here (symbolic; sim, the in-process MuJoCo; controllers against the MuJoCo robot in another process), is given a
+here (symbolic; sim, the in-process MuJoCo; controllers against the MuJoCo robot in another process, in the same
+namespace: the robot's names resolve under the node's, issue 45), is given a
 dry-run goal naming no scene (the controllers backend then connects to the robot to observe its world, making its
 helper node), and the graph is read.
 The in-process helpers (the controllers connection, the MoveIt backend's ROS link, the HMI's link, the bench's
@@ -58,7 +59,7 @@ def env() -> dict[str, str]:
 def test_one_node_of_the_launch_name_on_every_backend(backend, tmp_path):
     from step_planner.ros.robot_process import RobotProcess
 
-    robot = RobotProcess(scene="drawer_desk") if backend == "controllers" else None
+    robot = RobotProcess(scene="drawer_desk", namespace="robot1") if backend == "controllers" else None
     if robot is not None:
         robot.start()
     log = (tmp_path / "node.log").open("w")
@@ -69,14 +70,16 @@ def test_one_node_of_the_launch_name_on_every_backend(backend, tmp_path):
         stdout=log, stderr=subprocess.STDOUT, env=env(), stdin=subprocess.DEVNULL)
     try:
         if robot is not None:  # up before the goal: the backend connects at the goal and gives up after 10 s
-            assert ("mujoco_robot", "/") in graph_names(("mujoco_robot", "/"), settle_s=1.0, timeout_s=60.0)
+            assert ("mujoco_robot", "/robot1") in graph_names(("mujoco_robot", "/robot1"), settle_s=1.0,
+                                                              timeout_s=60.0)
         sent = subprocess.run([sys.executable, "-m", "step_planner.cli", "send", TASK, "--node",
                                "/robot1/step_planner", "--dry-run", "--wait", "60",
                                "--quiet", "--no-input"],
                               capture_output=True, text=True, timeout=180, env=env(), stdin=subprocess.DEVNULL)
         assert "outcome: SUCCESS" in sent.stdout, (sent.stdout, sent.stderr,
                                                    (tmp_path / "node.log").read_text()[-3000:])
-        helper = [("step_planner_controllers", "/")] if backend == "controllers" else []  # the connection's node
+        # the connection's node, beside the node and named after it; the robot in the node's namespace (issue 45)
+        helper = [("step_planner_controllers", "/robot1")] if backend == "controllers" else []
         names = graph_names(("step_planner", "/robot1"), *helper)
         assert names.count(("step_planner", "/robot1")) == 1, names
         assert set(helper) <= set(names), names  # there, under its own name

@@ -16,6 +16,7 @@ ImportError that launch reports as a 35-line traceback and "The launch file may 
 
 import importlib
 import os
+import sys
 from typing import Any
 
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
@@ -48,10 +49,13 @@ FRANKA_DIFFERENCES = {
                   "franka_ros2 drives",
     "load_gripper": "default true, not FBL:233-237's false: the primitives grasp with the Franka Hand, and "
                     "franka_bringup/config/franka.config.yaml:16 sets true for example.launch.py",
-    "load_franka_robot_state_broadcaster": "not taken: the broadcaster is spawned on the real arm always, never "
-                                           "on fake hardware, as FBL:174-188 does with its default true",
-    "controllers_yaml": "not taken: the controllers are this package's (config/ros2_controllers_fr3.yaml, checked "
-                        "against upstream's by test/test_controllers_yaml_upstream.py) or franka_fr3_moveit_config's",
+    "controllers_yaml": "default empty, not FBL:257-262's franka_bringup/config/controllers.yaml (which has no "
+                        "trajectory controller): this package's config/ros2_controllers_fr3.yaml (checked against "
+                        "upstream's by test/test_controllers_yaml_upstream.py), franka_fr3_moveit_config's "
+                        "fr3_ros_controllers.yaml for franka.launch.py, or with use_fake_hardware:=true "
+                        "config/fr3_moveit/fake_hardware_controllers.yaml; a file given must define the controllers "
+                        "spawned (fr3_arm_controller, joint_state_broadcaster, and franka_robot_state_broadcaster "
+                        "when loaded)",
 }
 BOOLEAN_TRUE, BOOLEAN_FALSE = "true", "false"  # compared after .strip().lower(): True, TRUE, false, False ...
 
@@ -88,6 +92,13 @@ def franka_arguments(robot_types: tuple[str, ...], robot_ip: str = "172.16.0.3")
                               description="Fake sensor commands (FBL:241-245)"),
         DeclareLaunchArgument("joint_state_rate", default_value="30",
                               description="Rate for joint state publishing (Hz) (FBL:246-250)"),
+        DeclareLaunchArgument("load_franka_robot_state_broadcaster", default_value="true",
+                              description="Load franka_robot_state_broadcaster on the real arm (FBL:251-256, 174-188; "
+                                          "never on fake hardware); false for robots that do not support it. Without "
+                                          "it the node does not hear a reflex's error flags"),
+        DeclareLaunchArgument("controllers_yaml", default_value="",
+                              description="ros2_control_node's controllers file (FBL:257-262, 119, 139-140); empty: "
+                                          "the one this file ships for the hardware (see FRANKA_DIFFERENCES)"),
         DeclareLaunchArgument("robot", default_value="", description="DEPRECATED: use robot_type:="),
     ]
 
@@ -111,7 +122,7 @@ def robot_type(context, file_name: str, robot_types: tuple[str, ...]) -> str:
 
 def franka_checks(context, file_name: str) -> None:
     """What franka_bringup takes but this package cannot honour stops the launch before anything starts."""
-    for name in ("use_fake_hardware", "fake_sensor_commands", "load_gripper"):
+    for name in ("use_fake_hardware", "fake_sensor_commands", "load_gripper", "load_franka_robot_state_broadcaster"):
         boolean(context, name)
     if LaunchConfiguration("arm_prefix").perform(context):
         raise RefusedArguments(f"{file_name}: arm_prefix:={LaunchConfiguration('arm_prefix').perform(context)} is not "
@@ -126,18 +137,135 @@ def franka_checks(context, file_name: str) -> None:
         raise RefusedArguments(f"{file_name}: joint_state_rate:={rate!r} is not a positive whole number of Hz")
 
 
+# Launch configurations that launch and launch_ros set or read themselves, never a launch file's argument: a parent's
+# PushRosNamespace sets ros_namespace (ros2/launch_ros jazzy, launch_ros/actions/push_ros_namespace.py:82), SetRemap
+# ros_remaps (set_remap.py:91), SetParameter and SetParametersFromFile global_params (set_parameter.py:91,
+# set_parameters_from_file.py:82), and every Node reads them (actions/node.py:400, 426, 468); ros2 launch's
+# --launch-prefix and --launch-prefix-filter become launch-prefix:= and launch-prefix-filter:= on its command line
+# (ros2launch/api/api.py:156-160), and ExecuteLocal reads emulate_tty (ros2/launch jazzy,
+# launch/actions/execute_local.py:560-564). Typed on the command line they do what launch makes of them.
+LAUNCH_OWN = ("ros_namespace", "ros_remaps", "global_params", "launch-prefix", "launch-prefix-filter", "emulate_tty")
+
+
+def launched_directly(file_name: str, argv: list[str] | None = None) -> bool:
+    """Whether ``ros2 launch`` was given this file (``ros2 launch step_planner <file> ...`` or a path to it), not a
+    parent launch file that includes it: a parent's command line names the parent's arguments, not ours."""
+    args = sys.argv[1:] if argv is None else argv
+    return any(":=" not in a and os.path.basename(a) == file_name for a in args)
+
+
+def command_line_names(context) -> list[str]:
+    """The names of the ``name:=value`` arguments ``ros2 launch`` was given: it hands them to the LaunchService as
+    its argv (ros2launch/api/api.py:162-165), which the context keeps (launch/launch_context.py:52, 77-79)."""
+    return [a.split(":=", 1)[0] for a in getattr(context, "argv", None) or [] if ":=" in a]
+
+
 def refuse_unknown(context, file_name: str, declared: list[str]) -> None:
-    """Stop the launch when an argument the file does not declare was given: launch sets every ``name:=value`` of
-    the command line as a launch configuration, declared or not (ros2/launch jazzy,
-    launch/actions/include_launch_description.py:183-190, which ros2 launch uses for the command line), and
-    ignores those nothing reads. Run after the file's declarations, before anything else. Launch configurations are
-    shared by every file of a launch unless scoped: a launch file including one of these should do it inside
-    ``GroupAction(..., scoped=True, forwarding=False)``, passing what it means as the include's launch_arguments,
-    or its own configurations count as arguments given here."""
-    unknown = sorted(set(context.launch_configurations) - set(declared))
+    """Stop the launch when an argument the file does not declare was typed on the ``ros2 launch`` command line
+    that launched this file: launch sets every ``name:=value`` as a launch configuration, declared or not
+    (launch/actions/include_launch_description.py:178-185, which ros2 launch uses for the command line), and
+    ignores those nothing reads, so a typo would be silently lost. Run after the file's declarations, before anything
+    else.
+
+    Only the command line is read, never the launch configurations as a whole: those also hold what a parent launch
+    file sets around an include (its own arguments in a forwarding group, and launch_ros's ros_namespace,
+    ros_remaps and global_params of PushRosNamespace, SetRemap and SetParameter), which are the parent's business.
+    Included by another file, this file checks nothing: the command line is the parent's."""
+    if not launched_directly(file_name):
+        return
+    unknown = sorted({n for n in command_line_names(context) if n not in declared and n not in LAUNCH_OWN})
     if unknown:
         raise RefusedArguments(f"{file_name} does not take {', '.join(f'{n}:=' for n in unknown)} "
                                f"(it takes: {', '.join(sorted(declared))}); nothing was started")
+
+
+def robot_state_broadcaster(context) -> bool:
+    """Whether franka_robot_state_broadcaster is spawned: as FBL:174-188, load_franka_robot_state_broadcaster and not
+    use_fake_hardware."""
+    return boolean(context, "load_franka_robot_state_broadcaster") and not boolean(context, "use_fake_hardware")
+
+
+def controllers_file(context, file_name: str, default: str, controllers: list[str]) -> str:
+    """controllers_yaml:= (FBL:119, 139-140: ros2_control_node's parameter file), or ``default`` when empty. A file
+    given must exist and define every controller this file spawns under controller_manager.ros__parameters, the
+    way ros2_control_node reads its type (``<name>.type``): else :class:`RefusedArguments` before anything starts."""
+    given = LaunchConfiguration("controllers_yaml").perform(context).strip()
+    if not given:
+        return default
+    import yaml
+
+    try:
+        with open(given) as f:
+            data = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as exc:
+        raise RefusedArguments(f"{file_name}: controllers_yaml:={given} cannot be read: {exc}") from None
+    params = ros_parameters(data, "controller_manager")
+    missing = [c for c in controllers if not isinstance(params.get(c), dict) or "type" not in params[c]]
+    if missing:
+        raise RefusedArguments(f"{file_name}: controllers_yaml:={given} does not define {', '.join(missing)} "
+                               "(controller_manager: ros__parameters: <name>: type: ...), which this launch spawns "
+                               "and the node drives; nothing was started")
+    return given
+
+
+def ros_parameters(document, node: str) -> dict:
+    """The ``ros__parameters`` of ``node`` in a ROS params file, keyed by the node's name or under ``/**`` (the
+    namespace-agnostic form upstream's files use, franka_bringup/config/controllers.yaml:6)."""
+    if not isinstance(document, dict):
+        return {}
+    for block in (document, document.get("/**")):
+        params = ((block or {}).get(node) or {}).get("ros__parameters") if isinstance(block, dict) else None
+        if isinstance(params, dict):
+            return params
+    return {}
+
+
+def namespace_of(context, namespace: str) -> str:
+    """The namespace a Node with ``namespace`` gets: launch_ros puts a relative one under the ros_namespace a parent's
+    PushRosNamespace set (launch_ros/actions/node.py:400-402, utilities/namespace_utils.py prefix_namespace)."""
+    base = context.launch_configurations.get("ros_namespace") or ""
+    if namespace.startswith("/"):
+        return "/" + namespace.strip("/")
+    return "/" + "/".join(p for p in (base.strip("/"), namespace.strip("/")) if p)
+
+
+def for_any_namespace(path: str, namespace: str) -> tuple[str, list]:
+    """A ROS params file the node reads in ``namespace`` too: a file keyed by bare node names (``controller_manager:``)
+    matches only the node of that name in the root namespace (rcl reads the key as ``/controller_manager``), so in
+    another namespace its content is written under ``/**`` into a temporary file, removed at shutdown, as upstream's
+    own files are keyed (franka_bringup/config/controllers.yaml:6). Returns the path and the actions to add."""
+    import tempfile
+
+    import yaml
+
+    if namespace == "/":
+        return path, []
+    with open(path) as f:
+        data = yaml.safe_load(f) or {}
+    if not isinstance(data, dict) or all(str(k).startswith("/") for k in data):
+        return path, []
+    fd, copy = tempfile.mkstemp(prefix="step_planner_controllers_", suffix=".yaml")
+    with os.fdopen(fd, "w") as f:
+        yaml.safe_dump({"/**": data}, f, sort_keys=False)
+    return copy, [removed_at_shutdown(copy)]
+
+
+def later_in_this_scope(context, actions: list):
+    """``actions`` for an event handler (started once a process exits), with the launch configurations of now: launch
+    runs a handler's actions in the configurations of the moment the event comes (RegisterEventHandler keeps no scope,
+    ros2/launch jazzy launch/actions/register_event_handler.py:52-54), when a parent's scoped GroupAction has popped
+    its PushRosNamespace, SetRemap and SetParameter and this file's own arguments. A GroupAction that resets the
+    configurations to today's (group_action.py:116-135) and applies the remaps and global parameters again (their
+    lists are not text a launch configuration can hold) brings them back."""
+    from launch.actions import GroupAction
+    from launch_ros.actions import SetParameter, SetParametersFromFile, SetRemap
+
+    configurations = context.launch_configurations
+    kept = {name: value for name, value in configurations.items() if isinstance(value, str)}
+    again = [SetRemap(src=src, dst=dst) for src, dst in configurations.get("ros_remaps", [])]
+    again += [SetParameter(name=p[0], value=p[1]) if isinstance(p, tuple) else SetParametersFromFile(p)
+              for p in configurations.get("global_params", [])]
+    return GroupAction([*again, *actions], scoped=True, forwarding=False, launch_configurations=kept)
 
 
 def removed_at_shutdown(path: str) -> RegisterEventHandler:
@@ -246,8 +374,6 @@ def arguments(backend: str = "symbolic", confirm_goal: str = "false") -> list:
         DeclareLaunchArgument("llm_model", default_value="gpt-4o-mini", description="Model at the endpoint"),
         DeclareLaunchArgument("llm_base_url", default_value="",
                               description="OpenAI-compatible endpoint; empty = api.openai.com"),
-        DeclareLaunchArgument("realtime_factor", default_value="1.0",
-                              description="backend sim: the MuJoCo robot's pace (1.0 = real time)"),
         DeclareLaunchArgument("rviz", default_value="false",
                               description="Start RViz with config/step_planner.rviz (the robot, /tf and the node's "
                                           "~/markers); where rviz2 is not installed, one line says so"),
@@ -255,6 +381,14 @@ def arguments(backend: str = "symbolic", confirm_goal: str = "false") -> list:
                               description="Serve the answers shipped in config/replay (recorded from a scripted "
                                           "expert, NOT an LLM) from inside the node: try it with no model"),
     ]
+
+
+def sim_arguments() -> list:
+    """The arguments of the MuJoCo robot that backend:=sim starts (step_planner.launch.py only: the other files start
+    a real or Gazebo robot, whose pace is not ours to set)."""
+    return [DeclareLaunchArgument("realtime_factor", default_value="1.0",
+                                  description="backend sim: the MuJoCo robot's pace (1.0 = real time; 0 = as fast as "
+                                              "it computes)")]
 
 
 def mujoco_robot(context) -> list:

@@ -136,6 +136,9 @@ class MujocoRobotNode(Node):
     joint_state_rate_hz, pose_rate_hz, clock_rate_hz, world_name, perception.*: the poses as an imperfect
     tracker would report them); all read at start.
 
+    Every name below is under the node's namespace when it has one (``-r __ns:=/arm1``: /arm1/joint_states ...;
+    ~/ services under /arm1/mujoco_robot), but /tf.
+
     Actions (names from robot_boundary.yaml, checked against the controllers file):
         /panda_arm_controller/follow_joint_trajectory (control_msgs/FollowJointTrajectory)
         /panda_hand_controller/gripper_cmd (control_msgs/GripperCommand; no feedback, as upstream)
@@ -164,12 +167,15 @@ class MujocoRobotNode(Node):
             self.declare_parameter(name, default, ParameterDescriptor(description=text, read_only=True))
         p = {name: self.get_parameter(name).value for name in PARAMETERS}
         cfg = config_dir()
-        self.boundary = BoundaryConfig.load(p["boundary_file"] or cfg / "robot_boundary.yaml", p["robot"] or None)
-        franka = self.boundary.gripper.server == "franka_gripper"
-        controllers = Path(p["controllers_file"] or cfg / f"ros2_controllers_{self.boundary.robot}.yaml")
-        arm, grip = load_controllers(controllers, self.boundary.arm.action, self.boundary.gripper.action, franka,
-                                     dict(zip(self.boundary.arm.joints, self.boundary.arm.velocity_limits,
+        unplaced = BoundaryConfig.load(p["boundary_file"] or cfg / "robot_boundary.yaml", p["robot"] or None)
+        franka = unplaced.gripper.server == "franka_gripper"
+        controllers = Path(p["controllers_file"] or cfg / f"ros2_controllers_{unplaced.robot}.yaml")
+        arm, grip = load_controllers(controllers, unplaced.arm.action, unplaced.gripper.action, franka,
+                                     dict(zip(unplaced.arm.joints, unplaced.arm.velocity_limits,
                                               strict=False)))  # none stated: none in the URDF
+        # served under this node's namespace (-r __ns:=/arm1, or a launch's namespace), as franka_bringup's
+        # namespace puts the arm's every node under it; the client finds them there (BoundaryConfig.under)
+        self.boundary = unplaced.under(self.get_namespace())
         servo = ServoSpec.from_controllers(
             parse_mode(str(p["servo"])), arm.command_interfaces, arm.joints, arm.gains, arm.update_rate,
             Path(p["servo_gazebo_description"] or cfg / "gazebo" / "panda_gazebo.urdf.xacro"),
@@ -180,7 +186,7 @@ class MujocoRobotNode(Node):
             from step_planner.ros.controller_manager_server import emulation_from_controllers
 
             cm = emulation_from_controllers(yaml.safe_load(controllers.read_text()) or {},
-                                            self.boundary.arm.action.strip("/").split("/")[0])
+                                            unplaced.arm.action.strip("/").split("/")[0])
         self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints, servo=servo,
                               finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),
                               realtime_factor=float(p["realtime_factor"]),
@@ -194,7 +200,9 @@ class MujocoRobotNode(Node):
         self._running_goals = 0
         group = ReentrantCallbackGroup()
         self._joint_pub = self.create_publisher(JointState, self.boundary.joint_states, 10)
-        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        # /clock in the root namespace; under a namespace this world's own, <ns>/clock: two MuJoCo worlds keep two
+        # times, and a sim-time node of that robot remaps /clock:=<ns>/clock
+        self._clock_pub = self.create_publisher(Clock, "clock", 10)
         self._pose_pub = self.create_publisher(TFMessage, self.boundary.object_poses, 10) \
             if self.boundary.object_poses else None
         self._truth_pub = self.create_publisher(TFMessage, p["truth_topic"], 10) if p["truth_topic"] else None

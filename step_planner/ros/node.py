@@ -50,6 +50,16 @@ ROBOT_BACKENDS = ("controllers", "moveit")  # the robot's own world, one connect
 RESULT_TAKE_S = 1.0  # after a stop canceled goals: time for their clients to take the results
 
 
+def robot_namespace(own: str, given: str) -> str:
+    """The robot's namespace for the controllers.namespace parameter: empty = the node's own, an absolute name as
+    it is, a relative one under the node's own (as ROS resolves a relative name)."""
+    if not given:
+        return own
+    if given.startswith("/"):
+        return given
+    return f"{own.rstrip('/')}/{given}"
+
+
 class StepPlannerNode(Node):
     """Plans and executes natural-language goals with a STEP subgoal tree.
 
@@ -57,6 +67,9 @@ class StepPlannerNode(Node):
     ``ros2 param describe``; one given for the node that it does not declare stops it at start, naming it):
         backend (str, read-only): symbolic | sim | controllers | moveit
         controllers.robot, controllers.boundary_file (str, read-only): backend controllers' robot boundary
+        controllers.namespace (str, read-only): the robot's namespace ("" = this node's): its actions, gripper,
+            controller manager, joint states and poses resolve under it; the backend's own node is
+            <this node's name>_controllers beside this node (moveit: <name>_moveit and <name>_moveit_io)
         controllers.fake_hardware (bool, read-only): the robot is franka_ros2's fake hardware (homing said at start)
         moveit.robot, moveit.config_file (str, read-only): backend moveit's robot and config/franka.yaml
         scene (str): scene for symbolic/sim goals that name none
@@ -90,9 +103,9 @@ class StepPlannerNode(Node):
         (a goal waits for a person only while someone subscribes to the topic that shows what it waits for)
         ~/sim/camera/image/compressed (sensor_msgs/CompressedImage, JPEG, latched): backend sim only, MuJoCo's
             rendered view while a goal runs, sim.camera_rate_hz (step_planner.ros.sim_camera; step-planner hmi)
-        backend sim only (see step_planner.ros.sim_bridge): /joint_states (sensor_msgs/JointState),
-        /robot_description (std_msgs/String, latched), ~/sim/object_poses (ObjectPoses), /clock, /tf (the
-        robot's links and the objects)
+        backend sim only (see step_planner.ros.sim_bridge): joint_states (sensor_msgs/JointState),
+        robot_description (std_msgs/String, latched), clock (/joint_states ... in the root namespace, under the
+        node's namespace otherwise), ~/sim/object_poses (ObjectPoses), /tf (the robot's links and the objects)
 
     Subscribers:
         ~/object_poses (step_planner_interfaces/ObjectPoses): perception; applied between primitives (a report
@@ -348,10 +361,13 @@ class StepPlannerNode(Node):
             config_file = "controllers.boundary_file" if self.backend == "controllers" else "moveit.config_file"
             options = {"robot": self.get_parameter(f"{self.backend}.robot").value or None,
                        "config_path": self.get_parameter(config_file).value or None}
-            if self.backend == "moveit":
-                options["namespace"] = self.get_namespace()  # MoveItPy and the gripper in the node's namespace
-            else:
+            options["namespace"] = self.get_namespace()  # the robot's names resolve in the node's namespace
+            # the helper node beside this one, named after it: two planners never make two of a name
+            options["node_name"] = f"{self.get_name()}_{'controllers' if self.backend == 'controllers' else 'moveit'}"
+            if self.backend == "controllers":
                 options["fake_hardware"] = bool(self.get_parameter("controllers.fake_hardware").value)
+                options["robot_namespace"] = robot_namespace(self.get_namespace(),
+                                                             str(self.get_parameter("controllers.namespace").value))
             self._persistent_executor = make_executor(self.backend, self.library, world, **options)
         return self._persistent_executor
 

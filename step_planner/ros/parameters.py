@@ -96,6 +96,10 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               "empty = the file's default.", read_only=True),
     ParamSpec("controllers.boundary_file", "", "backend controllers: action names, joint names and timeouts per "
               "robot; empty = the package's config/robot_boundary.yaml.", read_only=True),
+    ParamSpec("controllers.namespace", "", "backend controllers: where the robot's actions, joint states, gripper "
+              "and controller manager are: empty = the node's own namespace (the arm launched beside it, as "
+              "franka_bringup's namespace puts it); /name = that namespace; / = the root (a robot that is not "
+              "namespaced, e.g. gazebo.launch.py's gz_ros2_control).", read_only=True),
     ParamSpec("controllers.fake_hardware", False, "backend controllers: the robot runs on franka_ros2's fake "
               "hardware (use_fake_hardware:=true); the backend says at start what it does about homing the hand and "
               "its width check.", read_only=True),

@@ -12,14 +12,16 @@ from pathlib import Path
 
 
 class RobotProcess:
-    """The MuJoCo robot with ``params`` as its ROS parameters (``realtime_factor`` 1.0: real-time pace).
+    """The MuJoCo robot with ``params`` as its ROS parameters (``realtime_factor`` 1.0: real-time pace), in
+    ``namespace`` when given.
 
     Its output goes to a log file (:meth:`output`). ``stop`` sends SIGINT, as ``ros2 launch`` does; ``kill``
     ends it at once, without a goodbye on DDS (a robot that died)."""
 
-    def __init__(self, realtime_factor: float = 1.0, **params) -> None:
+    def __init__(self, realtime_factor: float = 1.0, namespace: str = "", **params) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="mujoco_robot_")
         self.params = {"realtime_factor": realtime_factor, **params}
+        self.namespace = namespace  # the robot's (-r __ns:=...): its actions and topics under it
         self.log = Path(self._tmp.name) / "robot.log"
         self.proc: subprocess.Popen | None = None
 
@@ -27,6 +29,8 @@ class RobotProcess:
         args = [sys.executable, "-m", "step_planner.ros.mujoco_robot", "--ros-args"]
         for name, value in self.params.items():
             args += ["-p", f"{name}:={value}"]
+        if self.namespace.strip("/"):
+            args += ["-r", f"__ns:=/{self.namespace.strip('/')}"]
         with self.log.open("w") as log:
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(),
                                          stdin=subprocess.DEVNULL)

@@ -2,7 +2,8 @@
 
 With ``backend: sim`` the node builds one simulator per goal. This bridge is attached to it for the goal
 (:meth:`SimBridge.attach`, an attachment of the goal session) and publishes from the simulator's step
-hook, so the rate is one of *simulated* time whatever the wall-clock speed of the physics:
+hook, so the rate is one of *simulated* time whatever the wall-clock speed of the physics (the names as in the root
+namespace; under the node's namespace, e.g. /arm1/joint_states, when it has one, but /tf):
 
     /joint_states          sensor_msgs/JointState, MoveIt's Panda names, ``sim.joint_state_rate_hz``
     /robot_description     std_msgs/String, latched: the URDF the simulator loads (meshes as file:// URIs)
@@ -107,10 +108,12 @@ class SimBridge:
         self.joint_period = 1.0 / joint_rate_hz
         self.object_period = 1.0 / object_rate_hz
         self.clock = SimClock()
-        self._joints = node.create_publisher(JointState, "/joint_states", 10)
+        # relative: /joint_states ... in the root namespace, under the node's namespace when it has one (as the
+        # MuJoCo robot's), so two sim nodes in two namespaces do not mix their robots; /tf stays global
+        self._joints = node.create_publisher(JointState, "joint_states", 10)
         self._objects = node.create_publisher(ObjectPoses, "~/sim/object_poses", 10)
-        self._clock = node.create_publisher(Clock, "/clock", 10)
-        self._description = node.create_publisher(String, "/robot_description", latched())
+        self._clock = node.create_publisher(Clock, "clock", 10)
+        self._description = node.create_publisher(String, "robot_description", latched())
         self._tf = node.create_publisher(TFMessage, "/tf", 100)
         self._frames: list[Frame] = []  # the last links and objects, repeated between goals
         self._objects_tf: list[Frame] = []

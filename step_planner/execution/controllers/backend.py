@@ -87,13 +87,14 @@ class ControllersExecutor(MotionStackExecutor):
 
     def __init__(self, library: PrimitiveLibrary, world: WorldState, config: BoundaryConfig, *,
                  connection: RobotConnection | None = None, load_scene: str = "", seed: int = 0,
-                 fake_hardware: bool = False) -> None:
+                 fake_hardware: bool = False, node_name: str = "step_planner_controllers",
+                 namespace: str = "/") -> None:
         self.library = library
         self.config = config
         self.load_scene = load_scene
         self.seed = seed
         self._own_connection = connection is None
-        self.connection = connection or RobotConnection(config)
+        self.connection = connection or RobotConnection(config, node_name=node_name, namespace=namespace)
         self.ik = IkSolver(seed)
         # IK, RRTConnect's bounds and the mirror plan within the robot's limits (inside the model's own ranges)
         self.limits = config.planning_limits(self.ik.index.lower, self.ik.index.upper)
@@ -256,9 +257,13 @@ class ControllersExecutor(MotionStackExecutor):
 def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, robot: str | None = None,
                               config_path: str | Path | None = None, safety_path: str | Path | None = None,
                               connection: RobotConnection | None = None, load_scene: str = "",
-                              seed: int = 0, fake_hardware: bool = False) -> ControllersExecutor:
-    """Load and check ``config/robot_boundary.yaml`` against ``config/safety.yaml``, then connect to the robot.
-    Every refusal is a ``BackendUnavailable`` naming what to fix; nothing moves."""
+                              seed: int = 0, fake_hardware: bool = False,
+                              node_name: str = "step_planner_controllers", namespace: str = "/",
+                              robot_namespace: str | None = None) -> ControllersExecutor:
+    """Load and check ``config/robot_boundary.yaml`` against ``config/safety.yaml``, then connect to the robot:
+    the robot under ``robot_namespace`` (None: ``namespace``, the step_planner node's; BoundaryConfig.under),
+    through a node ``node_name`` in ``namespace``. Every refusal is a ``BackendUnavailable`` naming what to fix;
+    nothing moves."""
     from step_planner.domain.safety import SafetyConfigError, SafetyEnvelope
     from step_planner.execution.controllers.config import BoundaryConfigError
     from step_planner.execution.errors import BackendUnavailable
@@ -266,7 +271,8 @@ def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, r
 
     try:
         config = connection.config if connection is not None else \
-            BoundaryConfig.load(config_path or config_file("robot_boundary.yaml"), robot)
+            BoundaryConfig.load(config_path or config_file("robot_boundary.yaml"), robot).under(
+            namespace if robot_namespace is None else robot_namespace)
         envelope = SafetyEnvelope.load(safety_path or config_file("safety.yaml"))
     except (BoundaryConfigError, SafetyConfigError) as exc:
         raise BackendUnavailable(str(exc)) from exc
@@ -278,6 +284,6 @@ def make_controllers_executor(library: PrimitiveLibrary, world: WorldState, *, r
                                  "object_poses): without them it cannot see what it picked or placed")
     try:
         return ControllersExecutor(library, world, config, connection=connection, load_scene=load_scene, seed=seed,
-                                   fake_hardware=fake_hardware)
+                                   fake_hardware=fake_hardware, node_name=node_name, namespace=namespace)
     except RobotUnavailable as exc:
         raise BackendUnavailable(str(exc)) from exc

@@ -7,7 +7,7 @@ moves the arm. Robot-specific names are data here, never branches in code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -238,6 +238,26 @@ class BoundaryConfig:
     stop_within_s: float = 0.0  # plan no joint faster than it stops in this long at stop_deceleration (0: no cap)
     joint_limit_margin: float = 0.0  # rad: plans stay this far inside the position limits
     franka_hardware: FrankaHardwareBoundary | None = None  # the FR3's ros2_control (reflex, recovery); None: none
+
+    def under(self, namespace: str) -> BoundaryConfig:
+        """The same robot started under ``namespace`` (the node's): every robot-side name of the file, which names
+        the robot as it runs without a namespace, put under it, as franka_bringup's ``namespace`` puts every node of
+        the arm under it (franka_bringup/launch/franka.launch.py:127-188): its controllers' actions and the
+        controller manager's services, the gripper, joint_states, the model poses, the error recovery action and
+        the robot state topic. ``/`` or empty: unchanged."""
+        ns = "/" + namespace.strip("/") if namespace.strip("/") else ""
+        if not ns:
+            return self
+        put = lambda name: f"{ns}{name}" if name else name  # noqa: E731 - names are absolute (the schema says so)
+        hardware = self.franka_hardware
+        if hardware is not None:
+            hardware = hardware.model_copy(update={"controller_manager": put(hardware.controller_manager),
+                                                   "error_recovery": put(hardware.error_recovery),
+                                                   "robot_state": put(hardware.robot_state)})
+        return replace(self, arm=self.arm.model_copy(update={"action": put(self.arm.action)}),
+                       gripper=self.gripper.model_copy(update={"action": put(self.gripper.action)}),
+                       joint_states=put(self.joint_states), object_poses=put(self.object_poses),
+                       franka_hardware=hardware)
 
     def planning_limits(self, model_lower: np.ndarray, model_upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The joint ranges every plan stays within: the robot's limits less the margin, inside the model's own."""

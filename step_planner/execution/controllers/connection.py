@@ -91,10 +91,11 @@ class RobotConnection:
     """The robot of ``config`` (config/robot_boundary.yaml) as seen through its standard ROS interfaces."""
 
     def __init__(self, config: BoundaryConfig, node_name: str = "step_planner_controllers",
-                 domain_id: int | None = None) -> None:
+                 domain_id: int | None = None, namespace: str = "/") -> None:
         self.config = config
         self.context = private_context(domain_id)  # the process's remappings are the main node's
-        self.node = rclpy.create_node(node_name, context=self.context)
+        # in the step_planner node's namespace, beside it (the config's names are absolute: BoundaryConfig.under)
+        self.node = rclpy.create_node(node_name, namespace=namespace or "/", context=self.context)
         self._names = config.model_names
         self._lock = threading.Lock()
         self._joints: Joints | None = None

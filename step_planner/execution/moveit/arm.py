@@ -88,7 +88,7 @@ class MoveItArm:
             self.tem = self.robot.get_trajectory_execution_manager()
             self.free_params = self._params(config.free_space)
             self.line_params = self._params(config.cartesian)
-            self._connect(namespace)
+            self._connect(namespace, f"{node_name}_io")
         except BaseException:
             self.close()
             raise
@@ -129,7 +129,7 @@ class MoveItArm:
             raise BackendUnavailable(f"the robot model ({model.name}) has no frame {', '.join(unknown)} "
                                      f"(config/franka.yaml variants.{self.config.robot})")
 
-    def _connect(self, namespace: str) -> None:
+    def _connect(self, namespace: str, node_name: str = "step_planner_moveit_io") -> None:
         """The arm controller MoveIt executes through, and the gripper, must answer before anything moves."""
         from control_msgs.action import FollowJointTrajectory
 
@@ -137,7 +137,7 @@ class MoveItArm:
         from step_planner.execution.moveit.ros_link import RosLink
 
         cfg, v = self.config, self.config.variant
-        self.link = RosLink(namespace, v.finger_joints, cfg.joint_states)
+        self.link = RosLink(namespace, v.finger_joints, cfg.joint_states, node_name=node_name)
         arm = {v.arm_controller: self.link.action_client(FollowJointTrajectory, v.arm_controller)}
         self.link.wait_for_servers(arm, cfg.server_wait_s, "is the arm controller spawned? (config/franka.yaml "
                                    f"variants.{cfg.robot}.arm_controller; franka.launch.py spawns it)")
