@@ -132,7 +132,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     out = WordCheck()
     start = start or world
     unread = unread or Unread()
-    given, (res, answered) = res, _bind_answers(res, answers, world, lex)
+    given, (res, answered) = res, _bind_answers(res, answers, also, world, lex)
     changed = changes(facts, world, holds)
     exempt = set(exempt)
     referring = res.of_role(THING, MENTION)
@@ -166,8 +166,11 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
     refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
     for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
-        taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex)}
+        taken = {o: f for o, f in uncovered.items() if phrase.start not in unread.defined
+                 and _may_mean(phrase, o, world, lex)}
         if taken:
+            if any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
+                refused -= set(taken)  # the words say where ("tidy the glorp into the box"): that still decides
             out.unresolved.append(phrase.said)
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
                                         unresolved=True))
@@ -184,7 +187,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     return out
 
 
-def _bind_answers(res: Resolution, answers: Sequence[str], world: WorldState,
+def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolution], world: WorldState,
                   lex: Lexicon) -> tuple[Resolution, dict[str, tuple[str, str]]]:
     """The person's answers bind: a phrase some answer says which of its candidates are meant ("the tool" ->
     "the chisel") has those candidates only, for every check. Returns the bound resolution and, for each thing
@@ -195,8 +198,11 @@ def _bind_answers(res: Resolution, answers: Sequence[str], world: WorldState,
     left: dict[str, tuple[str, str]] = {}
     for p in res.phrases:
         if p.role in (THING, MENTION, DESTINATION, EXCEPTION) and len(p.candidates) > 1 and not p.matches:
-            for answer in reversed(answers):
+            for answer, said in reversed(list(zip(answers, (*also, *[Resolution()] * len(answers)), strict=False))):
                 meaning = resolve_answer(answer, p.candidates, world, lex)
+                if meaning:  # "yes, the battery goes there with the tape and the eraser": all it names
+                    meaning = tuple(sorted({*meaning, *(c for q in said.of_role(THING, MENTION) for c in q.candidates
+                                                        if c in p.candidates)}))
                 if meaning and set(meaning) < set(p.candidates):
                     left |= {c: (p.said, answer if p.plural else "") for c in p.candidates if c not in meaning}
                     p = replace(p, candidates=tuple(meaning), read=True, unread=(), plural=len(meaning) > 1)
@@ -211,9 +217,12 @@ def _may_mean(phrase: Phrase, obj: str, world: WorldState, lex: Lexicon) -> bool
     candidates (what its read words fit) means one of them, unless they are places ("the drawer second from
     the top") or the things listed after it ("the office things - the tape and the pen"); a phrase headed by
     a noun the reader knows means a thing of that kind ("the pen", hidden or not), never a place's contents."""
-    if phrase.candidates:
-        return obj in phrase.candidates and not all(c in world.places for c in phrase.candidates) \
-            and "(listed after it)" not in phrase.unread
+    if phrase.candidates:  # "everything away": also what was not in view; "the round things - the tape, the
+        # spool ...": what was read of it ("round") bounds the list; "the drawing stuff - ...": only the list
+        listed = "(listed after it)" in phrase.unread and set(phrase.candidates) == set(phrase.kinds)
+        everything = {n for n in world.objects if world.is_visible(n)} <= set(phrase.kinds)
+        return (obj in phrase.candidates or everything and _hidden(world, obj)) and not listed \
+            and not all(c in world.places for c in phrase.candidates)
     head = phrase.unread[-1] if phrase.unread else ""
     if not head or is_place_noun(head, lex, world):
         return False

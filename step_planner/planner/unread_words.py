@@ -10,7 +10,7 @@ word makes doubtful exactly the checks whose verdict it could change from where 
   (all of its candidates or some, which one): "the blocks that are just sitting on the table";
 - between two phrases: the next one too, whose role it may set ("all the blocks save the red one");
 - before any phrase of its sentence, or after a verb (a verb or an adverb of the clause): where the things of
-  that sentence go, and the end state it asks ("chuck the sponge");
+  that sentence go, and the end state it asks ("chuck the sponge"), unless the sentence names where;
 - before a noun, as its description: nothing new (the resolver already marked that phrase unread).
 
 A count said with a plural phrase ("the blocks, all three of them") that its candidates do not match is a sign
@@ -48,6 +48,8 @@ class Unread:
     reference: dict[int, tuple[str, ...]] = field(default_factory=dict)  # which/how many of the phrase's candidates
     place: dict[int, tuple[str, ...]] = field(default_factory=dict)  # where the phrase's things go, their end state
     counts: dict[int, int] = field(default_factory=dict)  # a count said with a plural phrase its candidates miss
+    defined: frozenset[int] = frozenset()  # unread phrases what follows says ("the upper left drawer", "the
+    # writing gear, that is the pencil and the file"): their reading is that, nothing else
 
     def of(self, start: int) -> tuple[str, ...]:
         return self.reference.get(start, ())
@@ -78,6 +80,8 @@ def known_words(lex: Lexicon, world: WorldState, extra: Iterable[str] = ()) -> f
     for words in (lex.reference_words, lex.uses.values(), extra):
         for word in words:
             add(str(word), False)
+    for said in lex.data.get("implied_places") or ():  # "tidy ... away", "put ... back": read across the gap
+        add(str(said))
     for words in (lex.colours, lex.category_nouns, lex.category_nouns.values(), lex.uses, lex.groups,
                   *lex.groups.values(), lex.generic, lex.adjectives, world.objects, world.places,
                   (o.category or "" for o in world.objects.values()), (p.kind for p in world.places.values())):
@@ -139,20 +143,51 @@ def account(text: str, res: Resolution, world: WorldState, lex: Lexicon, extra: 
             if nxt is not None and all(toks[m].sense is None for m in range(t + 1, nxt.start)):
                 reference.setdefault(nxt.start, []).append(word)
             continue
-        for p in same:  # a verb or an adverb of the clause: where its things go
+        if any(p.role == DESTINATION for p in same):
+            continue  # "clear the blocks off the benchtop into the box": the place said decides
+        for p in same:  # a verb or an adverb of the sentence: where its things go
             if p.start > t or p.role in (THING, MENTION):
                 place.setdefault(p.start, []).append(word)
     return Unread(tuple(unknown), {k: tuple(dict.fromkeys(v)) for k, v in reference.items()},
-                  {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence))
+                  {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence, world),
+                  _defined(toks, phrases, lex, verbs))
 
 
-def _counts(toks: list, phrases: list, lex: Lexicon, sentence: list[int]) -> dict[int, int]:
+def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozenset[int]:
+    """Unread phrases that say no thing of their own: the first words of a longer description ("the upper left
+    drawer": 'the upper', then 'left drawer'), a group defined right after it ("the writing gear - the pencil and
+    the file", "the writing gear, that is the pencil and the file"), something of a thing said before ("its
+    hue"), or a relative clause read as a phrase ("the tray that matches ...")."""
+    out = set()
+    opening = {",", ":", *lex.words("determiners"), "that", "namely", "i", "e", "ie", "meaning", "is", "so"}
+    describing = set(lex.colours) | set(lex.words("sides")) | set(lex.words("sizes")) | lex.words("ordinals") \
+        | set(lex.words("states"))
+    for p in phrases:
+        if p.read or p.candidates:
+            continue
+        first = toks[p.start].text
+        if first in ("its", "their") or first in lex.words("relative") and p.start and toks[p.start - 1].sense:
+            out.add(p.start)
+            continue
+        end = p.start + 1 + len(p.unread)
+        nxt = next((q for q in phrases if q.start >= end and q.sentence == p.sentence), None)
+        if nxt is None or any(toks[m].text in verbs or toks[m].text in ("and", "then") or toks[m].sense is not None
+                              and m != nxt.start for m in range(end, nxt.start)):
+            continue
+        between = [toks[m].text for m in range(end, nxt.start)]
+        if set(between) <= describing or between[0] in opening:
+            out.add(p.start)
+    return frozenset(out)
+
+
+def _counts(toks: list, phrases: list, lex: Lexicon, sentence: list[int], world: WorldState) -> dict[int, int]:
     """"the blocks, all three of them": a count after a plural phrase, in its sentence, before the next phrase
     that is not a pronoun for it; kept only where it differs from the phrase's candidates."""
     numbers = {**{w: n for w, n in (lex.data.get("numbers") or {}).items()}, "both": 2}
     out: dict[int, int] = {}
     for p in phrases:
-        if p.role != THING or not p.plural or not p.candidates:
+        if p.role != THING or not p.plural or not p.candidates or p.said in lex.words("pronouns_plural") \
+                or any(c not in world.objects for c in p.candidates):
             continue
         for m in range(p.start + 1, len(toks)):
             if sentence[m] != sentence[p.start] or toks[m].text in ("and", "then") or toks[m].sense is not None:
