@@ -183,3 +183,21 @@ def test_the_persons_answer_replaces_the_phrases_candidates(library, answer, mea
     assert "against_answer" in other.rules
     # without an answer the phrase still means both
     assert "narrow_reading" in checked(library, "cluttered_desk", text, [f"in({meant}, tool_bin)"]).rules
+
+
+def test_a_verb_the_resolver_does_not_know_acting_on_a_place_may_move_what_it_holds(library):
+    text = "Could you please clear the desk for me? The blocks go in the block bin."
+    blocks = ["in(red_block, block_bin)", "in(blue_block, block_bin)", "in(green_block, block_bin)",
+              "in(yellow_block, block_bin)"]
+    out = checked(library, "cluttered_desk", text, [*blocks, "in(pen, tool_bin)"])
+    assert out.ok and "the desk" in out.unresolved, out.problems
+    # a verb it knows says what happens to the place, not to what it holds
+    assert "unmentioned_thing" in checked(library, "cluttered_desk", "Look at the desk. The blocks go in the block bin.",
+                                          [*blocks, "in(pen, tool_bin)"]).rules
+
+
+def test_an_answer_binds_with_everything_it_names(library):
+    text = "Put the new stationery from the box in the stationery drawer"
+    answer = "Yes, the new battery goes in the stationery drawer with the tape and the eraser."
+    goal = ["in(tape, stationery_drawer)", "in(eraser, stationery_drawer)", "in(new_battery, stationery_drawer)"]
+    assert checked(library, "supply_cabinet", text, goal, answered=True, answers=[answer]).ok

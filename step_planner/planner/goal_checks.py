@@ -26,6 +26,7 @@ from step_planner.planner.resolution import (
     DESTINATION,
     EXCEPTION,
     MENTION,
+    REFERENCE,
     REPLACED,
     THING,
     Lexicon,
@@ -166,8 +167,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
     refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
     for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
-        taken = {o: f for o, f in uncovered.items() if phrase.start not in unread.defined
-                 and _may_mean(phrase, o, world, lex)}
+        taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex, phrase.start in unread.defined)}
         if taken:
             if any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
                 refused -= set(taken)  # the words say where ("tidy the glorp into the box"): that still decides
@@ -175,6 +175,15 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
                                         unresolved=True))
             uncovered = {o: f for o, f in uncovered.items() if o not in taken}
+    for p in referring:  # "clear the desk": what a place holds, when a verb the resolver does not know acts on it
+        if p.candidates and all(c in world.places for c in p.candidates) and (doubt := unread.place.get(p.start)):
+            taken = {o: f for o, f in uncovered.items() if o in world.objects and start.objects.get(o) is not None
+                     and start.objects[o].location in p.candidates}
+            if taken:
+                out.unresolved.append(p.said)
+                out.readings.append(Reading(p.said, tuple(str(f) for f in taken.values()), p.candidates,
+                                            doubt_source(doubt), unresolved=True))
+                uncovered = {o: f for o, f in uncovered.items() if o not in taken}
     for obj, fact in uncovered.items():
         out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}"
                    + _not_meant(obj, (*unresolved, *loose)))
@@ -201,8 +210,8 @@ def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolu
             for answer, said in reversed(list(zip(answers, (*also, *[Resolution()] * len(answers)), strict=False))):
                 meaning = resolve_answer(answer, p.candidates, world, lex)
                 if meaning:  # "yes, the battery goes there with the tape and the eraser": all it names
-                    meaning = tuple(sorted({*meaning, *(c for q in said.of_role(THING, MENTION) for c in q.candidates
-                                                        if c in p.candidates)}))
+                    meaning = tuple(sorted({*meaning, *(c for q in said.of_role(THING, MENTION, REFERENCE)
+                                                        for c in q.candidates if c in p.candidates)}))
                 if meaning and set(meaning) < set(p.candidates):
                     left |= {c: (p.said, answer if p.plural else "") for c in p.candidates if c not in meaning}
                     p = replace(p, candidates=tuple(meaning), read=True, unread=(), plural=len(meaning) > 1)
@@ -212,17 +221,19 @@ def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolu
     return replace(res, phrases=tuple(phrases)), {c: w for c, w in left.items() if c not in kept}
 
 
-def _may_mean(phrase: Phrase, obj: str, world: WorldState, lex: Lexicon) -> bool:
+def _may_mean(phrase: Phrase, obj: str, world: WorldState, lex: Lexicon, defined: bool) -> bool:
     """Whether an unread phrase may mean ``obj``: its reading must fit what of it was read. A phrase with
     candidates (what its read words fit) means one of them, unless they are places ("the drawer second from
     the top") or the things listed after it ("the office things - the tape and the pen"); a phrase headed by
     a noun the reader knows means a thing of that kind ("the pen", hidden or not), never a place's contents."""
     if phrase.candidates:  # "everything away": also what was not in view; "the round things - the tape, the
         # spool ...": what was read of it ("round") bounds the list; "the drawing stuff - ...": only the list
-        listed = "(listed after it)" in phrase.unread and set(phrase.candidates) == set(phrase.kinds)
+        listed = defined and set(phrase.candidates) == set(phrase.kinds)
         everything = {n for n in world.objects if world.is_visible(n)} <= set(phrase.kinds)
         return (obj in phrase.candidates or everything and _hidden(world, obj)) and not listed \
             and not all(c in world.places for c in phrase.candidates)
+    if defined:
+        return False
     head = phrase.unread[-1] if phrase.unread else ""
     if not head or is_place_noun(head, lex, world):
         return False

@@ -163,13 +163,13 @@ def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozen
     describing = set(lex.colours) | set(lex.words("sides")) | set(lex.words("sizes")) | lex.words("ordinals") \
         | set(lex.words("states"))
     for p in phrases:
-        if p.read or p.candidates:
+        if p.read or p.role not in (THING, MENTION):
             continue
         first = toks[p.start].text
         if first in ("its", "their") or first in lex.words("relative") and p.start and toks[p.start - 1].sense:
             out.add(p.start)
             continue
-        end = p.start + 1 + len(p.unread)
+        end = p.start + 1 + (0 if p.candidates else len(p.unread))  # after its noun, or its unknown words
         nxt = next((q for q in phrases if q.start >= end and q.sentence == p.sentence), None)
         if nxt is None or any(toks[m].text in verbs or toks[m].text in ("and", "then") or toks[m].sense is not None
                               and m != nxt.start for m in range(end, nxt.start)):
