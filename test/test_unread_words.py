@@ -201,3 +201,13 @@ def test_an_answer_binds_with_everything_it_names(library):
     answer = "Yes, the new battery goes in the stationery drawer with the tape and the eraser."
     goal = ["in(tape, stationery_drawer)", "in(eraser, stationery_drawer)", "in(new_battery, stationery_drawer)"]
     assert checked(library, "supply_cabinet", text, goal, answered=True, answers=[answer]).ok
+
+
+def test_a_phrase_followed_by_words_that_read_nothing_still_stands_for_the_goal(library):
+    # "one block that doesn't match its colour": the relative clause reads nothing, so it defines nothing
+    text = ("Each tray holds one block that doesn't match its colour; those should be in the trays of their own "
+            "colour.")
+    goal = ["in(blue_block_4, blue_tray)", "in(red_block_4, red_tray)", "in(yellow_block_4, yellow_tray)",
+            "in(green_block_4, green_tray)"]
+    out = checked(library, "colour_sort", text, goal)
+    assert out.ok and out.unresolved, out.problems

@@ -171,6 +171,8 @@ def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozen
             continue
         end = p.start + 1 + (0 if p.candidates else len(p.unread))  # after its noun, or its unknown words
         nxt = next((q for q in phrases if q.start >= end and q.sentence == p.sentence), None)
+        if nxt is not None and not nxt.candidates:
+            continue  # "one block that doesn't match its colour": a phrase that reads nothing says nothing
         if nxt is None or any(toks[m].text in verbs or toks[m].text in ("and", "then") or toks[m].sense is not None
                               and m != nxt.start for m in range(end, nxt.start)):
             continue
