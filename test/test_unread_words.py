@@ -211,3 +211,10 @@ def test_a_phrase_followed_by_words_that_read_nothing_still_stands_for_the_goal(
             "in(green_block_4, green_tray)"]
     out = checked(library, "colour_sort", text, goal)
     assert out.ok and out.unresolved, out.problems
+
+
+@pytest.mark.parametrize("noun", WORDS["nonsense_nouns"])
+def test_a_place_the_words_name_still_decides_for_what_an_unread_phrase_stands_for(library, noun):
+    text = f"Put the cup and the {noun} in the box"
+    assert checked(library, "blocks_tray", text, ["in(cup, box)", "in(sponge, box)"]).ok
+    assert "unmentioned_place" in checked(library, "blocks_tray", text, ["in(cup, box)", "in(sponge, bin)"]).rules
