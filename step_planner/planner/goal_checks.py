@@ -8,9 +8,13 @@ What the words and the world already decide, these checks decide; what only the 
   out; what an exception leaves out (or a correction takes back) is not moved;
 - a singular described phrase: the goal's pick is one of its candidates (else refused); several remaining
   are asked about, naming them; none in view ends the goal (unless it may be hidden);
-- the person's answer is resolved too, and the pick must fit it;
-- a phrase the resolver cannot read ("tidy the bench"): the changed objects no phrase covers are taken as its
-  reading, shown, and counted as unresolved;
+- the person's answer is resolved too: it replaces the candidates of the phrase it says which of, for every
+  check, and a goal moving what it left out is refused naming it;
+- a phrase the resolver cannot read ("tidy the bench"): the changed objects no phrase covers and that fit what
+  was read of it (its kind noun, not a place's description, not beyond a list defined after it) are taken as
+  its reading, shown, and counted as unresolved;
+- a word the resolver does not know (``planner/unread_words.py``) turns the checks it could change into
+  readings, shown with the word: a refusal rests only on a full reading;
 - a place the words imply ("throw away" -> a bin in view, "put back" -> where it was, "put away" -> the one
   obvious place) is a reading, shown with the words it came from, not a refusal.
 """
