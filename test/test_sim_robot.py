@@ -109,3 +109,12 @@ def test_a_reflex_needs_the_fr3s_controller_manager_and_a_name_franka_msgs_repor
     r = robot()
     assert "no controller manager" in r.arm_fault("reflex", "joint_reflex")
     assert "unknown fault 'melt'" in r.arm_fault("melt", "tape")
+    assert "did you mean joint_reflex?" in _fr3_like_refusal("joint_reflx")
+    assert "franka_msgs/msg/Errors's names: joint_position_limits_violation, " in _fr3_like_refusal("bump")
+
+
+def _fr3_like_refusal(name: str) -> str:
+    """Why a robot with a controller manager refuses reflex ``name`` (the manager is only asked for its presence)."""
+    r = robot()
+    r.cm = object()
+    return r.arm_fault("reflex", name)

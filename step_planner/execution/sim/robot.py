@@ -317,8 +317,9 @@ class SimRobot:
                 target = target or DEFAULT_REFLEX
                 if target not in REFLEXES:
                     near = difflib.get_close_matches(target, REFLEXES, 1)
-                    return f"reflex: unknown reflex {target!r}" + (f"; did you mean {near[0]}?" if near else "") + \
-                        f" (franka_msgs/msg/Errors names: {', '.join(REFLEXES)})"
+                    return f"reflex: unknown reflex {target!r}; " + (f"did you mean {near[0]}?" if near else
+                                                                     "one of franka_msgs/msg/Errors's names: "
+                                                                     + ", ".join(REFLEXES))
                 self.faults[kind] = target
                 return None
             known = self.info.drawers if kind == "drawer_short" else self.info.objects
