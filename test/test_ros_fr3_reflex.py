@@ -97,6 +97,9 @@ def test_a_reflex_rehearsed_from_the_command_line_fault_send_recover_send(robot)
     try:
         assert call_recover(ros).returncode == 0  # connects the backend; nothing to recover
         load_world(ros.node._persistent_executor.connection, load_scene(config_path("scenes", "drawer_desk.yaml")))
+        nobody = cli("fault", "reflex", "--robot-node", "/nobody_here", "--wait", "1")
+        assert nobody.returncode == 2 and "no service /nobody_here/inject_fault" in nobody.stderr, nobody.stderr
+        assert cli("fault", "slip").returncode == 2  # a slip needs its object
         wrong = cli("fault", "reflex", "cartesian_reflx")
         assert wrong.returncode == 1 and "did you mean cartesian_reflex?" in wrong.stderr, wrong.stdout + wrong.stderr
         armed = cli("fault", "reflex", "joint_reflex")
@@ -129,9 +132,11 @@ def test_a_fault_armed_before_a_scene_load_fires_at_the_next_goal_and_the_load_s
     ros = RosHarness(ScriptedPlans(SCRIPTED), backend="controllers", scene="drawer_desk",
                      **{"controllers.robot": "fr3", "auto_recover": True})
     try:
-        assert call_recover(ros).returncode == 0
+        done = call_recover(ros)
+        assert done.returncode == 0, done.stdout + done.stderr
         connection = ros.node._persistent_executor.connection
-        assert cli("fault", "reflex").returncode == 0  # the default: cartesian_reflex
+        armed = cli("fault", "reflex")  # the default: cartesian_reflex
+        assert armed.returncode == 0, armed.stdout + armed.stderr
         from step_planner.execution.controllers.connection import SERVICE_RESEND_S
         from step_planner_interfaces.srv import LoadScene
 
@@ -140,7 +145,8 @@ def test_a_fault_armed_before_a_scene_load_fires_at_the_next_goal_and_the_load_s
                                          resend_s=SERVICE_RESEND_S)
         assert answer.success and "still armed: reflex cartesian_reflex" in answer.message, answer.message
         result = wait_for(ros.send(CUP).get_result_async(), 180.0).result
-        assert result.error_code == R.EXECUTION_FAILED and result.error_msg.startswith("the FR3 stopped: ")
+        assert result.error_code == R.EXECUTION_FAILED and "the FR3 stopped: " in result.error_msg, \
+            (result.error_code, result.error_msg, result.executed_primitives)
         assert "last_motion_errors cartesian_reflex" in result.error_msg, result.error_msg
     finally:
         ros.close()

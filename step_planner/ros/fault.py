@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
-ANSWER_TIMEOUT_S = 10.0
+ANSWER_TIMEOUT_S = 30.0  # arming answers at once; this only bounds a robot that never answers (a loaded machine)
 RESEND_S = 2.0  # arming is idempotent: a request whose answer may be lost (rmw_fastrtps's race) is sent again
 
 
@@ -44,43 +43,9 @@ def main_fault(argv: list[str] | None = None) -> int:
         what = "drawer" if args.kind == "drawer_short" else "object"
         print(f"step-planner fault: {args.kind} needs the {what} it happens to", file=sys.stderr)
         return 2
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.signals import SignalHandlerOptions
-
+    from step_planner.ros.service_once import call_once
     from step_planner_interfaces.srv import InjectFault
 
-    context = rclpy.Context()
-    rclpy.init(args=[], context=context, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("step_planner_fault", context=context)
-    name = f"{args.robot_node.rstrip('/')}/inject_fault"
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    try:
-        client = node.create_client(InjectFault, name)
-        if not client.wait_for_service(timeout_sec=args.wait):
-            print(f"step-planner fault: no service {name} (is `step-planner mujoco-robot` running in this "
-                  "ROS_DOMAIN_ID? a real robot has no such service)", file=sys.stderr)
-            return 2
-        request = InjectFault.Request(kind=args.kind, target=args.target)
-        futures = [client.call_async(request)]
-        deadline, again = time.monotonic() + ANSWER_TIMEOUT_S, time.monotonic() + RESEND_S
-        while not any(f.done() for f in futures) and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.05)
-            if time.monotonic() > again:
-                futures.append(client.call_async(request))
-                again = time.monotonic() + RESEND_S
-        done = next((f for f in futures if f.done()), None)
-        if done is None:
-            print(f"step-planner fault: {name} did not answer within {ANSWER_TIMEOUT_S:.0f} s", file=sys.stderr)
-            return 2
-        response = done.result()
-        print(response.message, file=sys.stdout if response.success else sys.stderr)
-        return 0 if response.success else 1
-    except KeyboardInterrupt:
-        print("step-planner fault: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
+    return call_once("step-planner fault", InjectFault, f"{args.robot_node.rstrip('/')}/inject_fault",
+                     InjectFault.Request(kind=args.kind, target=args.target), args.wait, ANSWER_TIMEOUT_S, RESEND_S,
+                     "is `step-planner mujoco-robot` running in this ROS_DOMAIN_ID? a real robot has no such service")
