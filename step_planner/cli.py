@@ -10,6 +10,7 @@
     step-planner export-world SCENE --sdf OUT.sdf [--bridge OUT.yaml]   (the scene as a Gazebo world)
     step-planner send "..." | watch | node          (ROS 2; see step_planner.ros; `node --help`: parameters)
     step-planner recover                            (ROS 2: bring the FR3 back after a reflex, through the node)
+    step-planner fault reflex [cartesian_reflex]    (ROS 2: the MuJoCo robot's next goal meets a fault, to rehearse it)
     step-planner hmi                                (ROS 2: a web page to send, watch, answer and cancel a goal)
 
 Without an LLM endpoint (no --base-url, no STEP_PLANNER_BASE_URL, no OPENAI_API_KEY) ``plan`` uses
@@ -287,6 +288,7 @@ DELEGATED = {
     "replan": ("step_planner.episodes.replan", "main_replan"),
     "send": ("step_planner.ros.send", "main_send"),
     "recover": ("step_planner.ros.recover", "main_recover"),
+    "fault": ("step_planner.ros.fault", "main_fault"),
     "watch": ("step_planner.ros.watch", "main_watch"),
     "hmi": ("step_planner.hmi.main", "main_hmi"),
     "node": ("step_planner.ros.node", "main_node"),

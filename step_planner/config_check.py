@@ -2,11 +2,16 @@
 
     step-planner config check                 every shipped config file, and the files the node's params file names
     step-planner config check my_safety.yaml  one file (its kind from its name, folder or keys; or --kind)
+    step-planner config check my_params.yaml  a ROS params file: each section for the node against its parameters
     step-planner config schemas [--out DIR]   the JSON Schemas (config/schemas/) editors complete and flag keys with
     step-planner config docs [--out FILE]     docs/configuration.md: every setting, type, default, range, meaning
 
 Each kind is a pydantic model beside the code that uses it (:mod:`step_planner.config_schema`); ``check`` runs the
 kind's real loader, so it also finds what only loading can (a scene's unknown place, a primitive's unknown argument).
+A ROS params file (``/**:``, ``step_planner:``, ``/ns/step_planner:`` or nested namespaces, each with
+``ros__parameters``) is checked as the node checks what it is given at start: every section that applies to the node
+against the node's declared parameters (step_planner/ros/parameters.py: the same table, types, ranges and unknown-name
+lines), each problem naming its section; sections for other nodes are noted and left alone.
 """
 
 from __future__ import annotations
@@ -86,6 +91,82 @@ NODE_FILE_PARAMETERS = {"primitives_file": "primitives", "safety_file": "safety"
                         "controllers.boundary_file": "robot_boundary", "moveit.config_file": "franka"}
 
 
+NODE_NAME = "/step_planner"  # the node's name in the package's launch files and `ros2 run`
+PARAMS_KEY = "ros__parameters"  # rcl_yaml_param_parser's marker of a node's parameters
+
+
+def params_sections(data: Any) -> list[tuple[str, Any]] | None:
+    """The node sections of a ROS params file as rcl reads them: (node name, its ``ros__parameters``), a nested
+    namespace joined into the name (``robot1: {step_planner: {ros__parameters: ..}}`` is ``/robot1/step_planner``);
+    None when ``data`` is not that shape (no ``ros__parameters`` anywhere)."""
+    out: list[tuple[str, Any]] = []
+
+    def walk(prefix: str, node: Any) -> None:
+        for key, value in node.items():
+            if key == PARAMS_KEY:
+                out.append((prefix or "/", value))
+            elif isinstance(value, dict):
+                walk(f"{prefix}/{str(key).strip('/')}", value)
+
+    if isinstance(data, dict):
+        walk("", data)
+    return out or None
+
+
+def section_applies(section: str, node: str = NODE_NAME) -> bool:
+    """A section is the node's when rcl would give it to the node named ``node`` in some namespace: its last name is
+    the node's (or a wildcard matching it); its namespace part may be any (``/robot1/step_planner``, ``/*/step_*``)."""
+    from step_planner.ros.parameters import _section_matches
+
+    base = node.rstrip("/").rsplit("/", 1)[-1]
+    if _section_matches(section, node):
+        return True
+    *_, last = section.rstrip("/").rsplit("/", 1)
+    return last == "**" or _section_matches("/" + last, "/" + base)
+
+
+def _flat(params: dict[str, Any]) -> dict[str, Any]:
+    from step_planner.ros.parameters import flatten_yaml
+
+    return flatten_yaml({"section": {PARAMS_KEY: params}})
+
+
+class ParamsKind:
+    """A ROS params file for the node: each section that applies to it checked as the node checks it at start."""
+
+    name = "params"
+
+    def __init__(self, node: str = NODE_NAME) -> None:
+        self.node = node
+
+    def check(self, path: Path) -> list[str]:
+        """Raises ConfigFileError naming each problem with its section; returns notes (sections left alone)."""
+        from step_planner.ros.parameters import given_problems
+
+        sections = params_sections(read_yaml(path))
+        if sections is None:
+            raise ConfigFileError(f"{path}: not a ROS params file: no section has {PARAMS_KEY}")
+        problems, notes, checked = [], [], 0
+        for section, body in sections:
+            if not section_applies(section, self.node):
+                notes.append(f"section {section}: for another node than {self.node}, left alone")
+                continue
+            checked += 1
+            if not isinstance(body, dict):
+                problems.append(f"section {section}: {PARAMS_KEY} must be a mapping of parameters, got {body!r}")
+                continue
+            problems += [f"section {section}: {p}" for p in given_problems(_flat(body))]
+        if not checked:
+            notes.append(f"no section applies to {self.node} (give --node NAME for another name); nothing checked")
+        if problems:
+            raise ConfigFileError(f"{path}: {len(problems)} parameter problem{'s' if len(problems) > 1 else ''} the "
+                                  "node would refuse at start:\n" + "\n".join(f"  {p}" for p in problems))
+        return notes
+
+
+PARAMS = ParamsKind()
+
+
 def _attr(spec: str) -> Any:
     module, _, name = spec.partition(":")
     target: Any = importlib.import_module(module)
@@ -123,6 +204,13 @@ def node_files(params_file: Path | None = None) -> list[tuple[Path, Kind]]:
     return out
 
 
+def _named_files(path: Path) -> list[tuple[Path, Kind]]:
+    try:
+        return node_files(path)
+    except (ConfigFileError, AttributeError):  # its own check says what is wrong with it
+        return []
+
+
 def _resolve(value: str, kind: str) -> Path:
     path = Path(value)
     if kind == "scene" and not path.is_file():  # the node takes a scene's name too
@@ -130,8 +218,13 @@ def _resolve(value: str, kind: str) -> Path:
     return path
 
 
-def infer_kind(path: Path) -> Kind | None:
-    """A file's kind from its name, then its folder, then its top-level keys."""
+def infer_kind(path: Path) -> Kind | ParamsKind | None:
+    """A file's kind from its shape (a ROS params file), its name, then its folder, then its top-level keys."""
+    try:
+        if params_sections(read_yaml(path)) is not None:
+            return PARAMS
+    except ConfigFileError:
+        pass
     for kind in KINDS.values():
         if any("*" not in g and Path(g).name == path.name and (len(Path(g).parts) == 1 or Path(g).parent.name ==
                                                                 path.parent.name) for g in kind.shipped):
@@ -148,17 +241,19 @@ def infer_kind(path: Path) -> Kind | None:
     return next((k for k in KINDS.values() if keys & set(k.keys)), None)
 
 
-def check_files(files: list[tuple[Path, Kind]], out: Any = None) -> int:
-    """Check each file; print what is wrong (or ok); the number of files with problems."""
+def check_files(files: list[tuple[Path, Kind | ParamsKind]], out: Any = None) -> int:
+    """Check each file; print what is wrong (or ok, with what was left alone); the number of files with problems."""
     out, bad = out or sys.stdout, 0
     for path, kind in files:
         try:
-            kind.check(path)
+            notes = kind.check(path)
         except (ConfigFileError, ValueError, OSError) as exc:
             bad += 1
             out.write(f"FAIL {_shown(path)} ({kind.name})\n{_indent(str(exc))}\n")
         else:
             out.write(f"ok   {_shown(path)} ({kind.name})\n")
+            if isinstance(notes, list) and notes:
+                out.write(_indent("\n".join(notes)) + "\n")
     return bad
 
 
@@ -289,6 +384,10 @@ def reference() -> str:
            "Every file is checked whole when it is loaded: an unknown key (a misspelt one too), a value of the "
            "wrong type or out of range stops the command or the node before anything moves, naming the file, the "
            "key and what is allowed. `step-planner config check [FILE ...]` checks files without running anything; "
+           "a ROS params file (`/**:`, `step_planner:`, `/ns/step_planner:` sections with `ros__parameters`) is "
+           "checked as the node checks it at start, each section that applies to the node against the node's "
+           "parameters (`step_planner_node --help`), each problem naming its section, sections for other nodes "
+           "left alone (`--node NAME` when a launch names the node otherwise); "
            "`config/schemas/` holds the JSON Schemas editors use (each shipped file names its schema in its first "
            "line). Units are in the descriptions (m, s, rad, N).", ""]
     for kind in KINDS.values():
@@ -312,7 +411,10 @@ def main_config(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check", help="check config files against their schemas (exit 1 on any problem)")
     check.add_argument("files", nargs="*", type=Path, help="files to check (default: every shipped config file "
                        "and the files config/step_planner.yaml names)")
-    check.add_argument("--kind", choices=sorted(KINDS), help="the files' kind (default: from name, folder, keys)")
+    check.add_argument("--kind", choices=sorted([*KINDS, PARAMS.name]),
+                       help="the files' kind (default: from shape, name, folder, keys; params: a ROS params file)")
+    check.add_argument("--node", default=NODE_NAME, help="params files: the node's name, as its launch gives it "
+                       f"(default {NODE_NAME}; a section for it in any namespace applies)")
     schemas = sub.add_parser("schemas", help="write the JSON Schemas")
     schemas.add_argument("--out", type=Path, default=None, help="folder (default: the package's config/schemas)")
     docs = sub.add_parser("docs", help="write the configuration reference")
@@ -330,17 +432,21 @@ def main_config(argv: list[str] | None = None) -> int:
         path.write_text(reference())
         print(f"config docs: {path}")
         return 0
+    params = ParamsKind(args.node)
     if args.files:
-        files = []
+        files: list[tuple[Path, Kind | ParamsKind]] = []
         for path in args.files:
-            kind = KINDS[args.kind] if args.kind else infer_kind(path)
+            kind = params if args.kind == PARAMS.name else KINDS[args.kind] if args.kind else infer_kind(path)
             if kind is None:
                 print(f"step-planner config: cannot tell what kind of file {path} is; give --kind "
-                      f"({', '.join(KINDS)})", file=sys.stderr)
+                      f"({', '.join([*KINDS, PARAMS.name])})", file=sys.stderr)
                 return 2
-            files.append((path, kind))
+            files.append((path, params if kind is PARAMS else kind))
+            if kind is PARAMS:  # the files it names, as the node loads them at start
+                files += [f for f in _named_files(path) if f not in files]
     else:
-        files = shipped_files() + [f for f in node_files() if f not in shipped_files()]
+        files = [*shipped_files(), (config_dir() / "step_planner.yaml", params)]
+        files += [f for f in node_files() if f not in files]
     bad = check_files(files)
     print(f"config check: {len(files)} files, {bad} with problems")
     return 1 if bad else 0

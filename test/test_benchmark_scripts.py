@@ -145,6 +145,11 @@ def test_reflex_recovery_one_run():
     assert "NOT an LLM" in out and "| recovered (three steps" in out and "failures: 0" in out
 
 
+def test_config_typos_a_few_cases_per_file():
+    out = run("benchmarks/config_typos.py", "--limit", "3", timeout=300)
+    assert "| config/step_planner.yaml | params | 3 | 3 | 0 |" in out and "config check named" in out
+
+
 def test_perception_noise_one_task_one_level():
     pytest.importorskip("mujoco")
     out = run("benchmarks/perception_noise.py", "--tasks", "ss02_open_drawer", "--levels", "0.005:0.1",

@@ -347,3 +347,53 @@ def test_the_node_refuses_a_bad_config_file_at_start_naming_the_key(tmp_path):
     text = out.stdout + out.stderr
     assert "safety.max_gripper_force: unknown key; did you mean max_gripper_force_n?" in text
     assert "Traceback" not in text
+
+
+# ---- ROS params files: each section for the node checked as the node checks it ------------------------------------
+
+BAD = {"planner": {"max_dept": 3}, "confirm_goal": "yes please", "llm": {"timeout_s": 30}}
+REFUSED = ["planner.max_dept: not a parameter of this node; did you mean planner.max_depth?",
+           "confirm_goal: 'yes please' is not true or false (default False)",
+           "llm.timeout_s: 30 is an integer; this parameter is a double: write 30.0"]
+
+
+@pytest.mark.parametrize("shape, section", [
+    ({"/**": {"ros__parameters": BAD}}, "/**"),
+    ({"step_planner": {"ros__parameters": BAD}}, "/step_planner"),
+    ({"/step_planner": {"ros__parameters": BAD}}, "/step_planner"),
+    ({"/robot1/step_planner": {"ros__parameters": BAD}}, "/robot1/step_planner"),
+    ({"robot1": {"step_planner": {"ros__parameters": BAD}}}, "/robot1/step_planner"),  # rcl's nested namespace
+    ({"/**/step_planner": {"ros__parameters": BAD}}, "/**/step_planner"),
+    ({"/*/step_*": {"ros__parameters": BAD}}, "/*/step_*"),
+    ({"/robot1/*": {"ros__parameters": BAD}}, "/robot1/*"),
+])
+def test_config_check_knows_a_params_file_by_its_shape_and_names_each_problem_with_its_section(tmp_path, capsys,
+                                                                                               shape, section):
+    path = tmp_path / "my_params.yaml"
+    path.write_text(yaml.safe_dump({**shape, "/controller_manager": {"ros__parameters": {"update_rate": 1000}}}))
+    assert main_config(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"FAIL {path} (params)" in out and "3 parameter problems the node would refuse at start" in out
+    for problem in REFUSED:
+        assert f"section {section}: {problem}" in out, out
+
+
+def test_config_check_leaves_other_nodes_sections_alone_and_says_so(tmp_path, capsys):
+    path = tmp_path / "bringup.yaml"
+    path.write_text(yaml.safe_dump({"/controller_manager": {"ros__parameters": {"update_rate": 1000}},
+                                    "/robot1/step_planner": {"ros__parameters": {"goal_policy": "queue"}},
+                                    "planner_two": {"ros__parameters": {"confirm_gaol": True}}}))
+    assert main_config(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "section /controller_manager: for another node than /step_planner, left alone" in out
+    assert "section /planner_two: for another node than /step_planner, left alone" in out
+    assert main_config(["check", "--node", "/planner_two", str(path)]) == 1  # the node as its launch names it
+    assert "section /planner_two: confirm_gaol: not a parameter of this node; did you mean confirm_goal?" in \
+        capsys.readouterr().out
+    assert main_config(["check", str(CONFIG / "ros2_controllers_fr3.yaml")]) == 0
+    assert "no section applies to /step_planner" in capsys.readouterr().out
+
+
+def test_config_check_without_files_checks_the_shipped_params_file_as_params(capsys):
+    assert main_config(["check"]) == 0
+    assert "ok   " in (out := capsys.readouterr().out) and "step_planner.yaml (params)" in out

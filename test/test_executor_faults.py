@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import ScriptedLLM, children_so_far, shipped_config
 
 from step_planner.execution.base import ExecCode, Outcome
+from step_planner.execution.reflex import RobotStopped
 from step_planner.execution.symbolic import SymbolicExecutor
 from step_planner.planner.result import GoalError
 from step_planner.planner.runner import run_goal
@@ -79,6 +81,24 @@ def test_observation_failure_ends_cleanly(library, drawer_world):
         ["pick(tape)", "place(tape, tray)"])), config=shipped_config())
     assert result.error is GoalError.EXECUTION_FAILED and "perception is down" in result.message
     assert {n["status"] for n in result.tree["nodes"]} <= {"succeeded", "failed", "abandoned"}
+    assert result.message.startswith("the executor could not observe the world: perception is down")
+
+
+@pytest.mark.parametrize("after", [0, 1])
+def test_a_robot_stopped_by_a_reflex_ends_the_goal_in_its_own_words(library, drawer_world, after):
+    """A reflex is not the executor failing to observe: the goal's message is the stop's own, as the README shows."""
+    stop = "the FR3 stopped: cartesian_reflex (reflex); the controllers are inactive (fr3_arm_controller)"
+
+    class Stopped(FaultyExecutor):
+        def observe(self):
+            self.observations += 1
+            if self.observations > after:
+                raise RobotStopped(f"{stop}; recover with `step-planner recover`")
+            return SymbolicExecutor.observe(self)
+
+    result = run_goal(TASK, library=library, executor=Stopped(library, drawer_world), llm=ScriptedLLM(retrying(
+        ["pick(tape)", "place(tape, tray)"])), config=shipped_config())
+    assert result.error is GoalError.EXECUTION_FAILED and result.message.startswith(stop), result.message
 
 
 def test_a_failing_observer_does_not_stop_the_goal(library, drawer_world, caplog):

@@ -25,8 +25,7 @@ from step_planner.ros import parameters as params
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config"
-RCLPY_DECLARED = ("use_sim_time", "start_type_description_service")  # what rclpy's Node declares itself
-DECLARED = [*params.SPECS, *RCLPY_DECLARED]
+DECLARED = [*params.SPECS, *params.RCLPY_DECLARED]
 
 
 def _dotted(data: dict, prefix: str = "") -> list[str]:
@@ -435,3 +434,79 @@ def test_a_refusal_names_the_source_of_each_parameter_it_knows_and_leaves_the_ot
                                 "max_queue must be in [1, 32], got 99 [-p on the command line]",
                                 "scene: 7 is not a string"]
     assert str(located).startswith("/n: 3 parameter problems")
+
+
+# ---- `step-planner config check` on a params file refuses what the node refuses ---------------------------------
+
+def _typos():
+    """benchmarks/config_typos.py's misspellings (the benchmark measures the same generator over every file)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("config_typos", ROOT / "benchmarks" / "config_typos.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.typos
+
+
+def _config_check(path: Path) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    from step_planner.config_check import main_config
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main_config(["check", str(path)])
+    return code, out.getvalue()
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("change", ["typo0", "typo1", "typo2", "typo3", "typo4", "typo5", "wrong_type", "integer"])
+def test_config_check_refuses_exactly_what_the_node_refuses_in_a_params_file(change, tmp_path):
+    """Every parameter of config/step_planner.yaml misspelt one way (or given a value of another type, or an integer
+    for a double), all in one file: `config check` (no node) names the same problems, line for line, as the node
+    does at start, each with its section."""
+    pytest.importorskip("step_planner_interfaces")
+    typos = _typos()
+    data = _shipped()
+    for name in _dotted(_shipped()):
+        *groups, last = name.split(".")
+        holder = data
+        for group in groups:
+            holder = holder[group]
+        if change.startswith("typo"):
+            options = typos(last)
+            k = int(change[-1])
+            if k < len(options) and options[k] not in holder:
+                holder[options[k]] = holder.pop(last)
+        elif change == "wrong_type":
+            holder[last] = {bool: "maybe", int: "many", float: "fast", str: 7}.get(type(holder[last]), holder[last])
+        elif isinstance(holder[last], float):
+            holder[last] = int(holder[last])
+    path = tmp_path / "my_params.yaml"  # a name no kind has: its shape says what it is
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": data}}))
+    error = _start(["--params-file", str(path)])
+    assert error is not None and len(error.problems) >= 10
+    code, out = _config_check(path)
+    assert code == 1 and "(params)" in out, out
+    checked = [line.strip()[len("section /**: "):] for line in out.splitlines() if "section /**: " in line]
+    assert sorted(checked) == sorted(error.problems)
+
+
+@pytest.mark.ros
+def test_what_rclpy_declares_itself_is_what_config_check_lets_through():
+    pytest.importorskip("step_planner_interfaces")
+    import rclpy
+
+    from step_planner.ros.node import StepPlannerNode
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = StepPlannerNode(_name(), context=context)
+        try:
+            assert set(node.list_parameters([], 0).names) == set(params.SPECS) | set(params.RCLPY_DECLARED)
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)

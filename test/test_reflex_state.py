@@ -254,3 +254,14 @@ def test_a_malformed_franka_hardware_entry_is_refused_naming_the_key(change, wor
     assert BoundaryConfig.from_dict(good, "panda").franka_hardware is None  # the Panda has none
     with pytest.raises(BoundaryConfigError, match="franka_hardware"):  # every robot's entry is checked, not only
         BoundaryConfig.from_dict(data, "panda")                         # the one selected
+
+
+def test_the_reflexes_one_may_inject_are_the_errors_franka_msgs_reports_in_its_order():
+    """`step-planner fault reflex NAME` takes exactly franka_msgs/msg/Errors's fields (franka_ros2@29cb85a jazzy,
+    Errors.msg:1-36; the test interfaces rebuild it field for field), so a rehearsed reflex is one the FR3 reports."""
+    from franka_msgs.msg import Errors
+
+    from step_planner.execution.sim.faults import DEFAULT_REFLEX, REFLEXES
+
+    assert tuple(Errors.get_fields_and_field_types()) == REFLEXES
+    assert DEFAULT_REFLEX in REFLEXES and len(REFLEXES) == 36

@@ -90,3 +90,31 @@ def test_no_physics_step_runs_while_a_reader_holds_the_robots_lock():
                 assert (r.time, r.data.ncon) == (before, ncon)
     finally:
         r.stop()
+
+
+def test_a_scene_load_keeps_an_armed_fault_whose_object_it_has_and_says_which_it_cleared():
+    """A fault armed before ~/load_scene is not silently lost: kept when the new scene can meet it, else named as
+    cleared; a drawer_short (already in force) ends with its scene, said so."""
+    r = robot()
+    assert r.arm_fault("slip", "tape") is None and r.arm_fault("drawer_short", "drawer") is None
+    assert r.load(load_scene(config_path("scenes", "drawer_desk.yaml"))) == [
+        "cleared: drawer_short drawer (it ends with its scene)", "still armed: slip tape"]
+    assert r.faults == {"slip": "tape"}
+    assert r.load(load_scene(config_path("scenes", "blocks_tray.yaml"))) == [
+        "cleared: slip tape (no object 'tape' in this scene)"]
+    assert r.faults == {} and r.load(load_scene(config_path("scenes", "blocks_tray.yaml"))) == []
+
+
+def test_a_reflex_needs_the_fr3s_controller_manager_and_a_name_franka_msgs_reports():
+    r = robot()
+    assert "no controller manager" in r.arm_fault("reflex", "joint_reflex")
+    assert "unknown fault 'melt'" in r.arm_fault("melt", "tape")
+    assert "did you mean joint_reflex?" in _fr3_like_refusal("joint_reflx")
+    assert "franka_msgs/msg/Errors's names: joint_position_limits_violation, " in _fr3_like_refusal("bump")
+
+
+def _fr3_like_refusal(name: str) -> str:
+    """Why a robot with a controller manager refuses reflex ``name`` (the manager is only asked for its presence)."""
+    r = robot()
+    r.cm = object()
+    return r.arm_fault("reflex", name)

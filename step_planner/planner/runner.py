@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from step_planner.domain.primitives import PrimitiveCall, PrimitiveLibrary
 from step_planner.domain.world import WorldState
 from step_planner.execution.base import ExecCode, Executor, Outcome
+from step_planner.execution.reflex import RobotStopped
 from step_planner.planner.budget import BudgetExceeded, Canceled
 from step_planner.planner.config import PlannerConfig
 from step_planner.planner.memory import EpisodicMemory
@@ -42,6 +43,12 @@ def validate_instruction(instruction: object) -> str | None:
     if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
         return "the instruction contains control characters"
     return None
+
+
+def unobservable(exc: Exception) -> str:
+    """The goal's message when the executor cannot observe the world. A stopped robot (a reflex) says so in its own
+    words, ``the FR3 stopped: ...``, as the README shows it: not the executor's failure to observe."""
+    return str(exc) if isinstance(exc, RobotStopped) else f"the executor could not observe the world: {exc}"
 
 
 def _usage(llm: object, first_record: int, planner: StepPlanner) -> dict:
@@ -103,7 +110,7 @@ def run_goal(
     try:
         initial = executor.observe()
     except Exception as exc:
-        return GoalResult(False, GoalError.EXECUTION_FAILED, f"the executor could not observe the world: {exc}",
+        return GoalResult(False, GoalError.EXECUTION_FAILED, unobservable(exc),
                           tree=planner.tree.snapshot(), elapsed_s=time.monotonic() - started)
     speculate = _speculation(planner, initial, library, episodic, goal) if "overlap" in planner.profile.features \
         else None
@@ -135,7 +142,7 @@ def run_goal(
                 world = executor.observe()
             except Exception as exc:
                 plan.close()
-                result = planner.abort(GoalError.EXECUTION_FAILED, f"the executor could not observe the world: {exc}")
+                result = planner.abort(GoalError.EXECUTION_FAILED, unobservable(exc))
                 break
             if on_step:
                 try:

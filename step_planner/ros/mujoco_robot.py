@@ -89,6 +89,13 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
 }
 
 
+# when an armed fault happens, as ~/inject_fault's answer says it
+FAULT_WHEN = {"reflex": " (the next arm goal stops with it, 0.2 s in)",
+              "slip": " (the fingers let go while the arm carries it)",
+              "miss_place": " (it lands 12 cm beside where the fingers release it)",
+              "drawer_short": " (the drawer now stops 4 cm short of closed, until the next scene)"}
+
+
 def truth_held_topic(truth_topic: str) -> str:
     """Where, beside its exact poses, the robot says what the fingers truly hold (std_msgs/String, empty: nothing):
     poses alone cannot tell an object held up from one lying where the hand is."""
@@ -151,8 +158,10 @@ class MujocoRobotNode(Node):
     Services:
         ~/load_scene (step_planner_interfaces/LoadScene): another scene, the arm at home (a repeated request_id
             is answered from the first load)
-        ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests); with
-            robot:=fr3 also kind "reflex", target a libfranka error name: the next arm goal stops with that reflex
+        ~/inject_fault (step_planner_interfaces/InjectFault): a physical fault at its next moment (tests, and
+            `step-planner fault`); with robot:=fr3 also kind "reflex", target a franka_msgs/msg/Errors field name
+            (default cartesian_reflex): the next arm goal stops with that reflex. A fault stays armed across
+            ~/load_scene until it happens (unless the new scene lacks its object); the load's answer says which
     FR3 (robot_boundary.yaml franka_hardware): franka_ros2's controller manager after a reflex and its recovery
     (step_planner/ros/controller_manager_server.py): /controller_manager/{list_controllers, list_hardware_components,
     set_hardware_component_state, switch_controller} (controller_manager_msgs), /action_server/error_recovery
@@ -421,17 +430,18 @@ class MujocoRobotNode(Node):
     def _load(self, scene: str, world_json: str, seed: int) -> tuple[bool, str]:
         try:
             world = self._world(scene) if scene else WorldState.from_dict(json.loads(world_json))
-            self.robot.load(world, seed)
+            notes = self.robot.load(world, seed)
         except (ValueError, SceneError, TypeError, KeyError) as exc:
             return False, f"scene not loaded: {exc}"
-        message = f"loaded {scene or 'the given world'} (seed {seed})"
+        message = f"loaded {scene or 'the given world'} (seed {seed})" + "".join(f"; {n}" for n in notes)
         self.get_logger().info(message)
         return True, message
 
     def _on_inject_fault(self, request: InjectFault.Request, response: InjectFault.Response) -> InjectFault.Response:
         problem = self.robot.arm_fault(request.kind, request.target)
         response.success = problem is None
-        response.message = problem or f"armed: {request.kind} {request.target}"
+        response.message = problem or f"armed: {request.kind} {self.robot.faults.get(request.kind, request.target)}" \
+            + FAULT_WHEN.get(request.kind, "")
         self.get_logger().warning(f"fault {response.message}")
         return response
 

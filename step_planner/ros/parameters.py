@@ -168,6 +168,11 @@ PARAMETERS: tuple[ParamSpec, ...] = (
 SPECS = {spec.name: spec for spec in PARAMETERS}
 
 
+# What rclpy declares on every node before ours (rclpy/node.py, jazzy: Node.__init__ declares use_sim_time, and
+# start_type_description_service for the type description service): a params file may set them.
+# test_ros_parameters.py checks this against a real node's list_parameters.
+RCLPY_DECLARED = ("use_sim_time", "start_type_description_service")
+
 # Names that look like settings of this node but are not parameters: what to do instead.
 NOT_PARAMETERS = {
     "safety": "the safety envelope is not set by parameters: write it in a YAML file (as config/safety.yaml) and "
@@ -324,6 +329,39 @@ def declare_all(node) -> None:
     problems += undeclared(given, [*node.list_parameters([], 0).names, *SPECS], str(backend))
     if problems:
         raise ParameterError(node.get_fully_qualified_name(), problems)
+
+
+def given_problems(given: dict[str, Any]) -> list[str]:
+    """What :func:`declare_all` would refuse in these values given for the node (a params file's section for it), one
+    line each, without a node: the same table, the same type and range rules as rclpy's declare_parameter with the
+    descriptor (a value of another type, or out of range, is refused as given), then the same choice checks and the
+    same unknown-name lines."""
+    problems = []
+    for spec in PARAMETERS:
+        if spec.name not in given:
+            continue
+        value = given[spec.name]
+        if not _fits(spec, value):
+            problems.append(_given_problem(spec, value))
+        elif (problem := spec.problem(value)) is not None:
+            problems.append(problem)
+    backend = given.get("backend", SPECS["backend"].default)
+    return problems + undeclared(given, [*RCLPY_DECLARED, *SPECS], str(backend))
+
+
+def _fits(spec: ParamSpec, value: Any) -> bool:
+    """rclpy takes ``value`` for the declared type and range (no dynamic typing: an integer is not a double)."""
+    default = spec.default
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        kind = int if isinstance(default, int) else float
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return False
+        return spec.low is None or spec.low <= value <= spec.high
+    if isinstance(default, list):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, str)
 
 
 def _given_problem(spec: ParamSpec, value: Any) -> str:

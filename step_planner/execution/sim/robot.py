@@ -12,6 +12,7 @@ the FR3's differ, a little, in joint limits and link shapes).
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -37,6 +38,7 @@ from step_planner.execution.sim.controller_emulation import (
     validate,
 )
 from step_planner.execution.sim.controller_manager_emulation import ControllerManagerEmulation
+from step_planner.execution.sim.faults import DEFAULT_REFLEX, FAULTS, REFLEXES
 from step_planner.execution.sim.franka_gripper_emulation import (
     COMMAND_ABORTED,
     FrankaGripper,
@@ -49,11 +51,6 @@ from step_planner.execution.sim.scene_info import SceneInfo
 from step_planner.execution.sim.servo import Servo, ServoSpec
 
 SETTLE_S = 0.5  # objects come to rest after a (re)load, before the controllers start
-FAULTS = ("slip", "miss_place", "drawer_short", "reflex")
-# reflex faults (FR3 with a controller manager): libfranka's reflex errors (include/franka/errors.h) one may inject
-REFLEXES = ("joint_position_limits_violation", "cartesian_position_limits_violation",
-            "self_collision_avoidance_violation", "joint_velocity_violation", "cartesian_velocity_violation",
-            "force_control_safety_violation", "joint_reflex", "cartesian_reflex", "power_limit_violation")
 REFLEX_AFTER_S = 0.2  # an injected reflex trips this far into the next arm goal
 MISS_PLACE_OFFSET = 0.12  # m, sideways: where a missed place puts the object
 RETRIP = 0.01  # rad: a joint already past its limit when its controller came back trips again this much further out
@@ -97,7 +94,8 @@ class SimRobot:
         self.lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._running = threading.Event()
-        self.faults: dict[str, str] = {}  # armed faults: kind -> object or drawer
+        self.faults: dict[str, str] = {}  # armed faults: kind -> object (or reflex name), until they happen
+        self._short_drawers: list[str] = []  # drawers the scene's drawer_short faults shortened
         self.faults_done: list[str] = []  # what happened, in order
         # (lower, upper) in model order: a joint past them trips the FR3's reflex (see :meth:`_limit_reflex`)
         self.limit_reflex = None if limit_reflex is None else tuple(np.asarray(v, dtype=float) for v in limit_reflex)
@@ -109,9 +107,13 @@ class SimRobot:
         self.load(world, seed)
 
     # ---- scene ------------------------------------------------------------------------------------------------
-    def load(self, world: WorldState, seed: int = 0) -> None:
+    def load(self, world: WorldState, seed: int = 0) -> list[str]:
         """(Re)build the scene at home. Goals in flight end ABORTED, as when a controller is deactivated
-        (JTC.cpp:1258-1267); the physics thread, if running, keeps running on the new scene."""
+        (JTC.cpp:1258-1267); the physics thread, if running, keeps running on the new scene.
+
+        A fault armed and not yet happened stays armed (a person arms a reflex, resets the scene and expects the next
+        goal to meet it), unless the new scene lacks its object; a drawer_short ends with its scene. Returns one note
+        per fault that was armed: kept or cleared, and why."""
         model, info, data, index = scene_at_home(world, seed)
         # one lock for the physics and its readers: the truth and the perception never see a step half done
         controller = Controller(model, data, index, on_step=self._on_step, lock=self.lock)
@@ -134,11 +136,24 @@ class SimRobot:
                 FrankaGripper(self.grip_params, 2 * float(data.qpos[index.finger_qpos[0]]), float(data.time)) \
                 if self.franka else GripperController(self.grip_params, float(data.qpos[index.finger_qpos[0]]))
             self.arm.ended.extend(ended)
-            self.faults.clear()
+            notes = self._keep_faults()
             self.reflex = None  # a load is a fresh bring-up: no reflex, every controller active
             self._tolerated = np.zeros(len(self.arm_joints))
             if self.cm is not None:
                 self.cm.reset()
+        return notes
+
+    def _keep_faults(self) -> list[str]:
+        """Under the lock, after a load: keep the armed faults the new scene can still meet (see :meth:`load`)."""
+        notes = [f"cleared: drawer_short {d} (it ends with its scene)" for d in self._short_drawers]
+        self._short_drawers = []
+        for kind, target in list(self.faults.items()):
+            if kind == "reflex" or target in self.info.objects:
+                notes.append(f"still armed: {kind} {target}")
+            else:
+                del self.faults[kind]
+                notes.append(f"cleared: {kind} {target} (no object {target!r} in this scene)")
+        return notes
 
     def _deactivate(self) -> list[GoalEnd]:
         ended = [*self.arm.ended, *self.grip.ended]
@@ -299,8 +314,12 @@ class SimRobot:
             if kind == "reflex":  # the next arm goal stops with this reflex, as franka_hardware meets it
                 if self.cm is None:
                     return "reflex: this robot has no controller manager (robot:=fr3 has)"
+                target = target or DEFAULT_REFLEX
                 if target not in REFLEXES:
-                    return f"reflex: unknown reflex {target!r}; one of {', '.join(REFLEXES)}"
+                    near = difflib.get_close_matches(target, REFLEXES, 1)
+                    return f"reflex: unknown reflex {target!r}; " + (f"did you mean {near[0]}?" if near else
+                                                                     "one of franka_msgs/msg/Errors's names: "
+                                                                     + ", ".join(REFLEXES))
                 self.faults[kind] = target
                 return None
             known = self.info.drawers if kind == "drawer_short" else self.info.objects
@@ -310,6 +329,7 @@ class SimRobot:
                 d = self.info.drawers[target]
                 self.model.jnt_range[d.joint_id, 0] = DRAWER_SHORT  # the slide's inner stop moves out
                 self.faults_done.append(f"drawer_short {target}")
+                self._short_drawers.append(target)
                 return None
             self.faults[kind] = target
             return None
