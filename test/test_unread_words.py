@@ -218,3 +218,26 @@ def test_a_place_the_words_name_still_decides_for_what_an_unread_phrase_stands_f
     text = f"Put the cup and the {noun} in the box"
     assert checked(library, "blocks_tray", text, ["in(cup, box)", "in(sponge, box)"]).ok
     assert "unmentioned_place" in checked(library, "blocks_tray", text, ["in(cup, box)", "in(sponge, bin)"]).rules
+
+
+REFUSED = [  # (instruction, goal) pairs each check refuses, on blocks_tray
+    ("Put the blocks in the box.", into("bin")),  # unmentioned_place: a place the words name
+    ("Pick up the sponge.", ["in(sponge, bin)"]),  # unmentioned_place: the words name no place
+    ("Put the sponge in the box.", ["in(sponge, box)", "in(cup, box)"]),  # unmentioned_thing
+    ("Put the blocks in the box.", into("box", B3[:2])),  # narrow_reading
+    ("Put all the blocks except the red one in the box.", into("box")),  # left_out_moved
+    ("Put the blocks, all three of them, in the box.", into("box", B3[:2])),  # a count read
+]
+
+
+@pytest.mark.parametrize("text, goal", REFUSED)
+def test_every_refusal_names_the_words_it_rests_on(library, text, goal):
+    """A refusal quotes the phrase or the place phrase of the instruction it rests on, so the model (and the
+    person reading the feedback) sees which reading refused it."""
+    out = checked(library, "blocks_tray", text, goal)
+    assert not out.ok, (text, goal)
+    said = text.lower()
+    for rule, problem in zip(out.rules, out.problems, strict=True):
+        quoted = [q for q in problem.split("'")[1::2] if q]
+        assert quoted and all(q.lower().rstrip(". ") in said or q.startswith("the ") for q in quoted), (rule, problem)
+        assert any(q.lower() in said for q in quoted), (rule, problem)

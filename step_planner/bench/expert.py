@@ -376,8 +376,19 @@ class ScriptedExpert:
             generic = set(self.library.generic_nouns)
             if any(set(o.split("_")) & generic for a in stated for o in a.objects):
                 return []  # "the thing in the drawer": no name to state until the drawer shows it (the prompt's rule)
-            return [str(a) for a in stated]
+            return [str(a) for a in self._restated(stated, goal, observed)]
         return [str(a) for a in goal]
+
+    @staticmethod
+    def _restated(stated: tuple[Atom, ...], goal: tuple[Atom, ...], observed: WorldState) -> tuple[Atom, ...]:
+        """The stated goal with each ``empty(X)`` of a drawer now looked into replaced by the goal's facts about
+        the things in view (what a model restating the goal can say of the things it now sees)."""
+        looked = {a.args[0] for a in stated if a.predicate == "empty" and not a.negated
+                  and (observed.places[a.args[0]].is_open if a.args[0] in observed.places else False)}
+        if not looked:
+            return stated
+        seen = tuple(a for a in goal if a not in stated and a.objects and all(o in observed.objects for o in a.objects))
+        return (*(a for a in stated if not (a.predicate == "empty" and a.args[0] in looked)), *seen)
 
     def _put_down(self, observed: WorldState, task: str) -> list[PrimitiveCall]:
         """Where the held object goes: where the task's goal puts it, else on the first surface in view."""

@@ -27,6 +27,7 @@ class Beliefs:
         self._observed: WorldState | None = None
         self.believed: set[str] = set()  # objects in ``world`` that are not observed now
         self.seen_inside: set[str] = set()  # containers whose contents have been observed
+        self.first_seen_at: dict[str, str] = {}  # object -> where it was first observed (what a drawer held)
         if observed is not None:
             self.update(observed)
 
@@ -46,6 +47,8 @@ class Beliefs:
         self.world = world
         self.believed = believed
         self.seen_inside |= {n for n, p in world.places.items() if p.is_container and p.is_open}
+        for name, obj in world.objects.items():
+            self.first_seen_at.setdefault(name, obj.location or "")
 
     @property
     def observed(self) -> WorldState:
@@ -55,6 +58,10 @@ class Beliefs:
             view.objects = {n: o for n, o in view.objects.items() if n not in self.believed}
             self._observed = view
         return self._observed
+
+    def held_when_seen(self, container: str) -> list[str]:
+        """What ``container`` held when it was first seen inside: the things first observed there."""
+        return sorted(o for o, where in self.first_seen_at.items() if where == container)
 
     def knows(self, name: str) -> bool:
         return bool(self.world.entity_type(name))

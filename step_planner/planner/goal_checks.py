@@ -190,7 +190,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
                 uncovered = {o: f for o, f in uncovered.items() if o not in taken}
     for obj, fact in uncovered.items():
         out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}"
-                   + _not_meant(obj, (*unresolved, *loose)))
+                   + (_not_meant(obj, (*unresolved, *loose)) or _referred(referring, world)))
     _plural_coverage(facts, res, world, changed, out, unread)
     _singular_picks(facts, given, world, lex, changed, answers, out, unread)  # asks; picks held against the answers
     _matching_places(facts, res, world, lex, out)
@@ -245,6 +245,16 @@ def _may_mean(phrase: Phrase, obj: str, world: WorldState, lex: Lexicon, defined
     if noun in known_nouns(lex, world):
         return obj in world.objects and noun in {*obj.split("_"), *(world.objects[obj].category or "").split()}
     return True
+
+
+def _quoted(phrases: Iterable[Phrase]) -> str:
+    return _listing(dict.fromkeys(f"'{p.said}'" for p in phrases))
+
+
+def _referred(referring: Sequence[Phrase], world: WorldState) -> str:
+    """What the refusal rests on: the phrases that do refer to things ('the tape')."""
+    things = [p for p in referring if p.candidates and not all(c in world.places for c in p.candidates)]
+    return f" (they refer to {_quoted(things)})" if things else ""
 
 
 def _not_meant(obj: str, phrases: Iterable[Phrase]) -> str:
@@ -373,7 +383,8 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
         if place in said:
             continue
         if place in taken_back:
-            out.refuse(RULE_PLACE, f"{fact}: the words took back {place} as the place")
+            back = [p for p in res.of_role(REPLACED) if place in p.candidates]
+            out.refuse(RULE_PLACE, f"{fact}: the words took back {place} as the place ({_quoted(back)})")
             continue
         implied = None
         for imp in res.implied:
@@ -397,4 +408,18 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
                                         unresolved=True))
             out.unresolved.append(said)
         else:
-            out.refuse(RULE_PLACE, f"{fact}: the instruction does not mention {place} as a place")
+            out.refuse(RULE_PLACE, f"{fact}: " + _place_words(obj, place, res))
+
+
+def _place_words(obj: str, place: str, res: Resolution) -> str:
+    """What a place refusal rests on: the place phrase the words name for the thing (in its sentence), or the
+    words about the thing that name no place."""
+    about = next((p for p in res.of_role(THING, MENTION) if obj in p.candidates), None)
+    dests = [p for p in res.of_role(DESTINATION) if about is None or p.sentence == about.sentence] \
+        or (res.of_role(DESTINATION) if about is None else [])
+    whose = f" for '{about.said}'" if about is not None else ""
+    if dests:
+        return f"the words name {_quoted(dests)} as the place{whose}, not {place}"
+    if about is not None:
+        return f"the words name no place for the {_spoken(obj)}: they say '{about.said}', not where it goes"
+    return f"the words name no place for the {_spoken(obj)}, and none that implies {place}"

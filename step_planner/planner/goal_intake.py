@@ -12,6 +12,11 @@ inside has shown what is there, the model restates the goal with the names it se
 words of the provisional name or settled by the person, before anything is judged. An instruction about
 "the thing in the drawer" may leave its goal for later, as long as nothing but opening is done until then.
 
+A goal stated through a closed container (``empty(drawer)`` for "whatever the drawer holds goes in the bin")
+is restated the same way once the drawer shows what it held: the model states a fact for each of those
+things, and those facts are checked against the words like any goal (a place the words name decides where
+they go). Until then the goal is not judged met; afterwards the restated facts are what is verified.
+
 Each model answer that carries a goal ends as an :class:`Intake`: the goal is set and planning goes on with
 the same answer, the goal changed and must be judged before anything is proposed, the goal was refused
 (with the feedback for the model), or the goal waits for a look inside.
@@ -28,8 +33,15 @@ from step_planner.domain.conditions import Condition, describe_fact, parse_fact
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.planner.beliefs import Beliefs
 from step_planner.planner.budget import Budget
-from step_planner.planner.grounding import RULE_PROVISIONAL, CheckedConditions, Reference, check_goal
+from step_planner.planner.grounding import (
+    RULE_CONTENTS,
+    RULE_PROVISIONAL,
+    CheckedConditions,
+    Reference,
+    check_goal,
+)
 from step_planner.planner.person import Ask, AskKind, PersonStop, Questions, ReplyKind
+from step_planner.planner.resolution import DESTINATION
 from step_planner.planner.result import GoalError
 from step_planner.planner.tree import ConditionRecord, SubgoalTree, render_reading
 
@@ -125,22 +137,27 @@ class GoalIntake:
         self.budget.scale(len(facts))
 
     # ---- the model's goal --------------------------------------------------------------------
-    def take_answer(self, stated: list[str], restate: list[str], *, moved: bool) -> Intake:
-        """The goal of a model answer that was asked for one (``restate``: the provisional names to replace).
-        ``moved``: the robot has changed where something is (then the goal may no longer wait)."""
+    def take_answer(self, stated: list[str], restate: list[str], *, moved: bool,
+                    emptied: dict[str, list[str]] | None = None) -> Intake:
+        """The goal of a model answer that was asked for one (``restate``: the provisional names to replace;
+        ``emptied``: containers of ``empty(...)`` facts to restate -> what they held). ``moved``: the robot has
+        changed where something is (then the goal may no longer wait)."""
         if not stated and not self.tree.node(self.tree.root).conditions and self.may_wait(moved):
             self.waiting = True  # nothing but opening until the goal is stated
             return Intake(IntakeKind.WAITING)
-        return self.take(stated, restate)
+        return self.take(stated, restate, emptied or {})
 
-    def take(self, stated: list[str], restate: list[str]) -> Intake:
+    def take(self, stated: list[str], restate: list[str], emptied: dict[str, list[str]] | None = None) -> Intake:
         """Check and set the goal the model stated (or restated)."""
         tree = self.tree
+        emptied = emptied or {}
         revealed = self.beliefs.seen_inside - self.looked_when_stated if restate else set()
+        renaming = {o for o, obj in self.beliefs.world.objects.items() if obj.location in revealed}
         checked = check_goal(stated, self.instruction_text, self.beliefs, self.library,
                              answered=bool(tree.clarifications), answers=[a for _, a in tree.clarifications],
-                             renaming={o for o, obj in self.beliefs.world.objects.items() if obj.location in revealed})
+                             renaming=renaming | {o for held in emptied.values() for o in held})
         renamed = self.renamed(checked, restate) if restate else {}
+        contents = self.contents_stated(checked, emptied) if emptied else {}
         if checked.ends:  # nothing in view fits what the words describe: no goal can say what they mean
             raise PersonStop(GoalError.PLANNING_FAILED, f"{checked.ends}; nothing was executed")
         if not checked.ok:
@@ -157,7 +174,10 @@ class GoalIntake:
         looked = sorted(self.beliefs.seen_inside & {n for n, p in self.beliefs.world.places.items() if p.openable})
         readings = self._readings(checked.references) + [
             {"said": old, "resolved": new, "candidates": [], "from": "named provisionally, renamed once "
-             f"{', '.join(looked) or 'the search'} showed what is there"} for old, new in renamed.items()]
+             f"{', '.join(looked) or 'the search'} showed what is there"} for old, new in renamed.items()] + [
+            {"said": f"empty({box})", "resolved": facts, "candidates": emptied[box], "from": f"restated once {box} "
+             f"showed what it held ({', '.join(emptied[box])}); checked against the words"}
+            for box, facts in contents.items()]
         tree.set_readings(readings)
         unsure = [old for old, new in renamed.items() if not any(set(old.split("_")) & set(n.split("_")) for n in new)]
         if (self.confirm_goal or unsure) and self.confirm(checked.facts):
@@ -196,6 +216,36 @@ class GoalIntake:
                                f"search has shown what is there ({inside}): state the goal with a name you see")
                 continue
             out[old] = sorted(names - before) or sorted(names)
+        return out
+
+    def contents_stated(self, checked: CheckedConditions, emptied: dict[str, list[str]]) -> dict[str, list[str]]:
+        """How a restated goal says where each thing an emptied container held goes (refusing one that says
+        nothing of one of them): container -> the facts about its things. Where the words name a place, each
+        thing needs a fact that places it; otherwise ``not in(thing, drawer)`` says enough."""
+        named_place = checked.resolution is not None and bool(checked.resolution.of_role(DESTINATION))
+        out: dict[str, list[str]] = {}
+        for box, held in emptied.items():
+            about: list[str] = []
+            for obj in held:
+                facts = [f for f in checked.facts if f.args and f.args[0] == obj
+                         and (not f.negated or (not named_place and f.predicate == "in" and f.args[1:] == (box,)))]
+                if not facts:
+                    checked.refuse(RULE_CONTENTS, f"empty({box}): {box} held {', '.join(held)}; the goal does not "
+                                   f"say where the {obj.replace('_', ' ')} goes: state a fact for each")
+                about += [str(f) for f in facts]
+            out[box] = about
+        return out
+
+    def emptied_unstated(self) -> dict[str, list[str]]:
+        """Containers the goal states ``empty(...)`` of that were not seen inside when it was stated and have
+        been since: each with what it held. The goal must then be restated with a fact for each of those things
+        (where it goes), before anything is judged."""
+        out: dict[str, list[str]] = {}
+        for fact in self.facts():
+            box = fact.args[0] if fact.predicate == "empty" and not fact.negated and fact.args else ""
+            if box and box not in self.looked_when_stated and box in self.beliefs.seen_inside \
+                    and (held := self.beliefs.held_when_seen(box)):
+                out[box] = held
         return out
 
     def provisional_names(self) -> list[str]:

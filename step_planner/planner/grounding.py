@@ -79,6 +79,7 @@ RULE_REQUIRED = "required_fact"  # "close" said, no closed(...) fact
 RULE_NAMED_MISSING = "named_object_missing"  # an object the instruction names, no fact about it
 RULE_ONLY_NEGATED = "named_object_only_negated"
 RULE_PROVISIONAL = "provisional_name_kept"  # a restated goal keeps a name nothing seen carries
+RULE_CONTENTS = "contents_unstated"  # a goal restated after empty(<drawer>) says nothing of a thing it held
 RULE_GUESSED = "guessed_reference"  # "the block", several fit, nothing says which, the goal picks some
 # Refusals only the person can settle: re-reading the instruction does not tell the model which is meant.
 PERSON_RULES = frozenset({RULE_GUESSED})

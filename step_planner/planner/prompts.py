@@ -30,7 +30,8 @@ _PLACEHOLDERS = ("instruction", "parent", "ancestors", "siblings", "feedback", "
 _TEMPLATES = ("decompose_system", "decompose_user", "decompose_rules_grounded", "decompose_rules_text",
               "decompose_rules_calls", "terminate_system", "terminate_user", "verify_system", "verify_user")
 # Sections a decomposition prompt adds when they apply (``section_<name>.txt``), with their placeholders.
-SECTIONS = {"goal": (), "goal_restate": ("names", "inside"), "ambiguity": ("unset",), "depth_limit": (),
+SECTIONS = {"goal": (), "goal_restate": ("names", "inside"),
+            "goal_restate_contents": ("containers", "held"), "ambiguity": ("unset",), "depth_limit": (),
             "control_flow_choose": (), "control_flow_fixed": ("control",), "remaining_plan": ("plan",),
             "plan_ahead": ()}
 ANSWER_STYLES = ("grounded", "text", "calls")

@@ -242,7 +242,7 @@ class StepPlanner:
 
     # ---- prompts -----------------------------------------------------------------------------
     def _extra_sections(self, rnd: _Round, goal_wanted: bool, question: bool = False,
-                        restate: list[str] | None = None) -> str:
+                        restate: list[str] | None = None, emptied: dict[str, list[str]] | None = None) -> str:
         """The sections that apply to this prompt (texts in ``config/prompts/section_*.txt``)."""
         node = self.tree.node(rnd.node_id)
         book = self.prompts
@@ -250,6 +250,9 @@ class StepPlanner:
         if goal_wanted and restate:
             inside = ", ".join(self.intake.revealed_since_stated()) or "nothing new"
             parts.append(book.section("goal_restate", names=", ".join(restate), inside=inside))
+        elif goal_wanted and emptied:
+            held = "; ".join(f"{box} held {', '.join(things)}" for box, things in emptied.items())
+            parts.append(book.section("goal_restate_contents", containers=", ".join(emptied), held=held))
         elif goal_wanted:
             parts.append(book.section("goal"))
         if question:  # the fields a question leaves empty: only those this answer's schema has
@@ -280,7 +283,8 @@ class StepPlanner:
         rnd = _Round(node_id, control_flow(tree.node(node_id).control))
         while True:
             conditions = self.conditions
-            if tree.node(node_id).conditions and conditions.judge(node_id) and not conditions.half_done(node_id):
+            if tree.node(node_id).conditions and conditions.judge(node_id) and not conditions.half_done(node_id) \
+                    and not (node_id == tree.root and self.intake.emptied_unstated()):  # restated first
                 if node_id == tree.root and self.budget.primitives == 0:
                     raise _NothingToDo()
                 tree.add_verdict(node_id, VerdictKind.DONE, "its conditions hold: " + ", ".join(
@@ -401,14 +405,15 @@ class StepPlanner:
             return _DoneClaim("the plan is carried out")
         at_root = self.profile.conditions and rnd.node_id == tree.root
         restate = self.intake.provisional_names() if at_root and node.conditions else []
-        goal_wanted = at_root and (not node.conditions or bool(restate))
+        emptied = self.intake.emptied_unstated() if at_root and node.conditions else {}
+        goal_wanted = at_root and (not node.conditions or bool(restate) or bool(emptied))
         question = self.questions.may_ask()
         schema = decomposition_schema(grounded=self.profile.conditions, goal=goal_wanted,
                                       plan_ahead=self.has("plan_ahead"),
                                       control=self.has("control_flow") and not node.children, question=question)
         messages = self.prompts.decomposition(tree, rnd.node_id, self.beliefs, rnd.feedback, schema=schema,
                                               style=self.profile.answer_style,
-                                              extra=self._extra_sections(rnd, goal_wanted, question, restate),
+                                              extra=self._extra_sections(rnd, goal_wanted, question, restate, emptied),
                                               collapse=self.has("summaries"),
                                               unfinished=self.conditions.half_done(node.id) if node.conditions else "")
         try:
@@ -421,7 +426,8 @@ class StepPlanner:
             repeated = self.questions.clarify(asked)
             return RECHECK if repeated is None else repeated
         if goal_wanted:
-            taken = self.intake.take_answer(list(data.get("goal") or []), restate, moved=bool(self._moved))
+            taken = self.intake.take_answer(list(data.get("goal") or []), restate, moved=bool(self._moved),
+                                            emptied=emptied)
             if taken.kind is IntakeKind.RECHECK:
                 rnd.pending = []  # the answer's children were planned for another goal
                 return taken
