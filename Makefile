@@ -54,7 +54,7 @@ REQ_STAMP := $(VENV)/.step_planner-requirements.stamp
 DEMO_REQ_STAMP := $(VENV)/.step_planner-demo-requirements.stamp
 # What `make demo` (the offline `step-planner plan`) imports of requirements.txt; their dependencies come pinned by
 # requirements.txt, as constraints. No ROS wheel, no torch, no MuJoCo: those install with `make venv`.
-# test/test_demo_requirements.py fails when the demo imports a distribution these do not bring.
+# test/test_demo_interfaces.py fails when the demo imports a distribution these do not bring.
 DEMO_REQUIREMENTS := ^(openai|pydantic|PyYAML|numpy|rosbags|inflect)==
 # What building an interface package needs of requirements.txt: the ROS wheels and rosidl's Python tools (the rest,
 # torch, MuJoCo and the like, installs while the interfaces build). Pinned by requirements.txt, as constraints.
