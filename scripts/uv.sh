@@ -92,4 +92,10 @@ fi
 export UV_INDEX_STRATEGY="${UV_INDEX_STRATEGY:-unsafe-best-match}"
 export UV_COMPILE_BYTECODE="${UV_COMPILE_BYTECODE:-1}"
 export UV_NO_PROGRESS=1 UV_PYTHON_DOWNLOADS=never
-exec "$uv" "$@"
+code=0
+"$uv" "$@" || code=$?
+if [ "$code" != 0 ] && [ "${1:-}" = pip ] && [[ "${2:-}" =~ ^(install|compile|sync)$ ]]; then
+  echo "uv.sh: \`uv pip $2\` failed (exit $code). If uv says it could not fetch or connect above, this machine" \
+       "reaches no package index (network, proxy, or the index pip is set to: $python -m pip config list)." >&2
+fi
+exit "$code"
