@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -61,6 +62,7 @@ class Run:
     kind: str
     wall_s: float
     code: int
+    cpu_s: float = 0.0  # user + system time of the command and its children: what the machine's load does not stretch
     steps: dict[str, float] = field(default_factory=dict)
     passed: int | None = None
     failed: int | None = None
@@ -106,14 +108,16 @@ def run_once(kind: str, command: str, source: Path, log: Path) -> Run:
         env = clean_env()
         # a new machine's caches: empty, and gone with the run
         env.update(UV_CACHE_DIR=f"{tmp}/uv-cache", PIP_CACHE_DIR=f"{tmp}/pip-cache", PIP_NO_CACHE_DIR="1")
-        t0 = time.perf_counter()
+        t0, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         with log.open("w") as out:
             code = subprocess.run(["bash", "-c", command], cwd=clone, env=env, stdout=out,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
         wall = time.perf_counter() - t0
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
     lines = log.read_text(errors="replace").splitlines()
     steps, passed, failed = parse(lines)
-    return Run(kind, wall, code, steps, passed, failed, lines[-15:])
+    return Run(kind, wall, code, cpu, steps, passed, failed, lines[-15:])
 
 
 def apt_packages(makefile: Path) -> dict[str, bool]:
@@ -132,7 +136,8 @@ def apt_packages(makefile: Path) -> dict[str, bool]:
 def report(run: Run, index: int) -> str:
     target = TARGETS_S.get(run.kind)
     verdict = "" if target is None else f" (target {target:.0f} s: {'met' if run.wall_s <= target else 'MISSED'})"
-    parts = [f"{run.kind} run {index}: exit {run.code}, {run.wall_s:.0f} s{verdict}"]
+    parts = [f"{run.kind} run {index}: exit {run.code}, {run.wall_s:.0f} s{verdict}, {run.cpu_s:.0f} s of CPU",
+             f"load average {os.getloadavg()[0]:.1f} at its end"]
     if run.steps:
         parts.append("steps " + ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items()))
     if run.passed is not None:
