@@ -218,7 +218,7 @@ def test_the_expert_carries_an_extra_object_out_and_it_counts_as_wrong_succeeded
         extra = next(iter(obj.values())).goal[-1]
         assert record.claimed_success or record.goal_rejections, (task.id, record.message)  # carried out or refused
         if record.claimed_success:  # today's checks let it through: the object was moved, and it is counted
-            assert record.moved_unasked == [extra.args[0]] and record.success, task.id
+            assert record.moved_unasked == [extra.args[0]] and record.goal_holds and not record.success, task.id
             assert wrong_succeeded(record)
         confirmed = _run(task, library, "extra_object", confirm=True)
         assert not confirmed.moved_unasked and not wrong_succeeded(confirmed), task.id
