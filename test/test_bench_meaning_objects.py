@@ -273,7 +273,8 @@ def test_wrong_succeeded_counts_a_goal_not_holding_or_something_moved_nobody_ask
 
 def test_the_report_counts_per_phenomenon_kind_confirmation_and_unresolved_phrases():
     records = [
-        _rec(phenomenon="exception", reading="extra_object", moved_unasked=["wrench"]),  # wrong, goal holds
+        _rec(phenomenon="exception", reading="extra_object", moved_unasked=["wrench"], success=False,
+             goal_holds=True),  # wrong, goal holds (a failure: something nobody asked for moved)
         _rec(phenomenon="exception", reading="narrow_group", success=False),  # wrong
         _rec(phenomenon="side", reading="swapped_object", claimed_success=False, success=False),  # refused
         _rec(phenomenon="side", reading="", unresolved_phrases=["the bench"]),  # right, one unresolved phrase
