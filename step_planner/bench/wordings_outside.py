@@ -278,10 +278,12 @@ def _state(o: Outside, rng: random.Random) -> Iterator[Item]:
                 if adverb and rng.random() < 0.4:
                     said = state  # "the drawer that's still open": the lexicon's word after an outside adverb
                 elif " " in said:
-                    adverb = ""  # "already with nothing in it": nobody says that
+                    adverb = ""  # "already with nothing in it", "still wide open": nobody says that
                 phrase = f"the {kind} that's {adverb + ' ' if adverb else ''}{said}"
+                if said.startswith("with "):
+                    phrase = f"the {kind} {said}"  # "the drawer with nothing in it"
                 if not adverb and rng.random() < 0.5:
-                    phrase = f"the {kind} that's {said} {rng.choice(o.words['adverbials'])}"
+                    phrase = f"{phrase} {rng.choice(o.words['adverbials'])}"
                 movable = [x for x in w.members() if w.world.objects[x].location != name][:2]
                 for k in (1, 2):
                     objs = movable[:k]
@@ -387,8 +389,8 @@ def _which(o: Outside, rng: random.Random) -> Iterator[Item]:
                         if all(descriptions.values()) else
                         f"There are {len(objs)} {w.plural(noun)}; which one do you mean?")
             for dest in w.destinations([obj]):
-                if all(w.world.objects[x].location == dest for x in objs if x != obj):
-                    continue
+                if any(w.world.objects[x].location == dest for x in objs):
+                    continue  # "slot the block in the blue tray" with a block in it: a description, not a place
                 to = rng.random() < 0.5
                 verb = rng.choice(o.words["placing_verbs"]["to" if to else "in"])
                 where = f"to {w.the(dest)}" if to else o.d(dest)
