@@ -178,3 +178,16 @@ def test_the_cli_runs_the_new_kinds_and_reports_them(tmp_path, suites):
     assert "moved_unasked_runs" in data
     for run in data["runs"]:
         assert not (run["success"] and run["moved_unasked"])  # what the person sees
+
+
+def test_a_place_said_another_way_or_with_a_typo_counts_as_named():
+    """wrong_place may only swap to a place the words never name: "the bench", "the countertop" name the table, "the
+    bni" the bin, so none of them is offered as the place nobody named."""
+    world = _world()
+    said = set(words_of("Tidy the bench and put the tape in the bni; the crate gets the cup."))
+    assert {"table", "bin", "box"} <= places_named(world, said)
+    assert "table" in places_named(world, set(words_of("Take the cup off the countertop.")))
+    assert "table" not in places_named(world, set(words_of("Put the tape on the work tray.")))  # not "work surface"
+    goal = parse_goal(["in(tape, bin)"])
+    reading = wrong_place_reading("Put the tape off the benchtop in the bin.", goal, (), world)
+    assert reading is not None and reading.goal[0].args[1] not in {"bin", "table"}
