@@ -8,9 +8,13 @@ What the words and the world already decide, these checks decide; what only the 
   out; what an exception leaves out (or a correction takes back) is not moved;
 - a singular described phrase: the goal's pick is one of its candidates (else refused); several remaining
   are asked about, naming them; none in view ends the goal (unless it may be hidden);
-- the person's answer is resolved too, and the pick must fit it;
-- a phrase the resolver cannot read ("tidy the bench"): the changed objects no phrase covers are taken as its
-  reading, shown, and counted as unresolved;
+- the person's answer is resolved too: it replaces the candidates of the phrase it says which of, for every
+  check, and a goal moving what it left out is refused naming it;
+- a phrase the resolver cannot read ("tidy the bench"): the changed objects no phrase covers and that fit what
+  was read of it (its kind noun, not a place's description, not beyond a list defined after it) are taken as
+  its reading, shown, and counted as unresolved;
+- a word the resolver does not know (``planner/unread_words.py``) turns the checks it could change into
+  readings, shown with the word: a refusal rests only on a full reading;
 - a place the words imply ("throw away" -> a bin in view, "put back" -> where it was, "put away" -> the one
   obvious place) is a reading, shown with the words it came from, not a refusal.
 """
@@ -18,7 +22,7 @@ What the words and the world already decide, these checks decide; what only the 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from step_planner.domain.conditions import Condition
 from step_planner.domain.world import GRIPPER, WorldState
@@ -26,13 +30,16 @@ from step_planner.planner.resolution import (
     DESTINATION,
     EXCEPTION,
     MENTION,
+    REFERENCE,
     REPLACED,
     THING,
     Lexicon,
     Phrase,
     Resolution,
     resolve_answer,
+    singular,
 )
+from step_planner.planner.unread_words import Unread, doubt_source, is_place_noun, known_nouns
 from step_planner.planner.world_descriptions import colour_of
 
 RULE_UNREFERRED = "unmentioned_thing"  # a changed object no phrase of the words refers to
@@ -115,16 +122,22 @@ def _hidden(world: WorldState, name: str) -> bool:
 
 def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, lex: Lexicon, *,
                 holds: Callable[[Condition], bool], answers: Sequence[str] = (), exempt: Iterable[str] = (),
-                start: WorldState | None = None, stays: bool = False, also: Sequence[Resolution] = ()) -> WordCheck:
+                start: WorldState | None = None, stays: bool = False, also: Sequence[Resolution] = (),
+                unread: Unread | None = None) -> WordCheck:
     """Hold ``facts`` (a parsed, well-formed goal) against ``res`` (the instruction resolved in ``world``).
 
     ``holds``: whether a fact holds now (it changes nothing then). ``exempt``: names the words may mean though
     the resolver cannot see them (names of things not seen yet, things a search revealed). ``start``: the
     world when the task began ("put back"; default ``world``). ``stays``: the words say to leave things where
     they are, so a fact that holds may keep an object in a place they do not name. ``also``: the person's
-    answers, resolved: what they refer to counts as referred to ("yes, the marker too")."""
+    answers, resolved: what they refer to counts as referred to ("yes, the marker too"). ``answers``: the
+    person's answers as said; one that says which of a phrase's candidates are meant replaces them for every
+    check. ``unread``: the words the resolver did not read (``planner/unread_words.py``): a check they could
+    change gives a reading, not a refusal."""
     out = WordCheck()
     start = start or world
+    unread = unread or Unread()
+    given, (res, answered) = res, _bind_answers(res, answers, also, world, lex)
     changed = changes(facts, world, holds)
     exempt = set(exempt)
     referring = res.of_role(THING, MENTION)
@@ -136,36 +149,111 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     for obj, its in changed.items():
         fact = its[0]
         if obj in left_out:
-            why = next(p.said for p in res.phrases if p.role in (EXCEPTION, REPLACED) and obj in p.candidates)
-            out.refuse(RULE_LEFT_OUT, f"{fact}: the words leave the {_spoken(obj)} out ('{why}'); it is not to be "
-                       "moved")
+            why = next(p for p in res.phrases if p.role in (EXCEPTION, REPLACED) and obj in p.candidates)
+            if doubt := unread.of(why.start):
+                out.readings.append(Reading(why.said, (str(fact),), why.candidates, doubt_source(doubt),
+                                            unresolved=True))
+                out.unresolved.append(why.said)
+                continue
+            out.refuse(RULE_LEFT_OUT, f"{fact}: the words leave the {_spoken(obj)} out ('{why.said}'); it is not to "
+                       "be moved")
+        elif obj in answered and obj not in licensed:
+            said, answer = answered[obj]
+            if not answer:
+                continue  # "the block" -> "the left one": the pick is held against the answer below
+            out.refuse(RULE_ANSWER, f"{fact}: the person's answer '{answer}' says which '{said}' means, and it "
+                       f"leaves out the {_spoken(obj)}")
         elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)) \
                 and not all(f.predicate == "empty" and f.args[0] in licensed for f in its):
             uncovered[obj] = fact  # "empty the tray": what the tray holds is what the words move
-    unread = [p for p in res.unresolved  # "the pen" not seen yet, the goal's pen hidden: that is what it names
-              if not any(_hidden(world, o) and set(o.split("_")) & set(p.unread) for o in changed)]
+    unresolved = [p for p in res.unresolved  # "the pen" not seen yet, the goal's pen hidden: that is what it names
+                  if not any(_hidden(world, o) and set(o.split("_")) & set(p.unread) for o in changed)]
     loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
-    if uncovered and (unread or loose):  # "tidy the bench": the model's reading of words the resolver cannot read
-        phrase = (unread or loose)[0]
-        out.unresolved.append(phrase.said)
-        out.readings.append(Reading(phrase.said, tuple(str(f) for f in uncovered.values()), (),
-                                    UNRESOLVED,
-                                    unresolved=True))
-    else:
-        for obj, fact in uncovered.items():
-            out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}")
-    _plural_coverage(facts, res, world, changed, out)
-    _singular_picks(facts, res, world, lex, changed, answers, out)
-    _matching_places(facts, res, world, lex, out)
     refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
+    for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
+        taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex, phrase.start in unread.defined)}
+        if taken:
+            if any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
+                refused -= set(taken)  # the words say where ("tidy the glorp into the box"): that still decides
+            out.unresolved.append(phrase.said)
+            out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
+                                        unresolved=True))
+            uncovered = {o: f for o, f in uncovered.items() if o not in taken}
+    for p in referring:  # "clear the desk": what a place holds, when a verb the resolver does not know acts on it
+        if p.candidates and all(c in world.places for c in p.candidates) and (doubt := unread.place.get(p.start)):
+            taken = {o: f for o, f in uncovered.items() if o in world.objects and start.objects.get(o) is not None
+                     and start.objects[o].location in p.candidates}
+            if taken:
+                out.unresolved.append(p.said)
+                out.readings.append(Reading(p.said, tuple(str(f) for f in taken.values()), p.candidates,
+                                            doubt_source(doubt), unresolved=True))
+                uncovered = {o: f for o, f in uncovered.items() if o not in taken}
+    for obj, fact in uncovered.items():
+        out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}"
+                   + _not_meant(obj, (*unresolved, *loose)))
+    _plural_coverage(facts, res, world, changed, out, unread)
+    _singular_picks(facts, given, world, lex, changed, answers, out, unread)  # asks; picks held against the answers
+    _matching_places(facts, res, world, lex, out)
     said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
     _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
-            start, holds if stays else (lambda _f: False), out)
+            start, holds if stays else (lambda _f: False), out, unread)
     return out
 
 
+def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolution], world: WorldState,
+                  lex: Lexicon) -> tuple[Resolution, dict[str, tuple[str, str]]]:
+    """The person's answers bind: a phrase some answer says which of its candidates are meant ("the tool" ->
+    "the chisel") has those candidates only, for every check. Returns the bound resolution and, for each thing
+    an answer left out, (the phrase said, the answer; "" for a singular phrase, whose pick is checked apart)."""
+    if not answers:
+        return res, {}
+    phrases: list[Phrase] = []
+    left: dict[str, tuple[str, str]] = {}
+    for p in res.phrases:
+        if p.role in (THING, MENTION, DESTINATION, EXCEPTION) and len(p.candidates) > 1 and not p.matches:
+            for answer, said in reversed(list(zip(answers, (*also, *[Resolution()] * len(answers)), strict=False))):
+                meaning = resolve_answer(answer, p.candidates, world, lex)
+                if meaning:  # "yes, the battery goes there with the tape and the eraser": all it names
+                    meaning = tuple(sorted({*meaning, *(c for q in said.of_role(THING, MENTION, REFERENCE)
+                                                        for c in q.candidates if c in p.candidates)}))
+                if meaning and set(meaning) < set(p.candidates):
+                    left |= {c: (p.said, answer if p.plural else "") for c in p.candidates if c not in meaning}
+                    p = replace(p, candidates=tuple(meaning), read=True, unread=(), plural=len(meaning) > 1)
+                    break
+        phrases.append(p)
+    kept = {c for p in phrases if p.role in (THING, MENTION) for c in p.candidates}
+    return replace(res, phrases=tuple(phrases)), {c: w for c, w in left.items() if c not in kept}
+
+
+def _may_mean(phrase: Phrase, obj: str, world: WorldState, lex: Lexicon, defined: bool) -> bool:
+    """Whether an unread phrase may mean ``obj``: its reading must fit what of it was read. A phrase with
+    candidates (what its read words fit) means one of them, unless they are places ("the drawer second from
+    the top") or the things listed after it ("the office things - the tape and the pen"); a phrase headed by
+    a noun the reader knows means a thing of that kind ("the pen", hidden or not), never a place's contents."""
+    if phrase.candidates:  # "everything away": also what was not in view; "the round things - the tape, the
+        # spool ...": what was read of it ("round") bounds the list; "the drawing stuff - ...": only the list
+        listed = defined and set(phrase.candidates) == set(phrase.kinds)
+        everything = {n for n in world.objects if world.is_visible(n)} <= set(phrase.kinds)
+        return (obj in phrase.candidates or everything and _hidden(world, obj)) and not listed \
+            and not all(c in world.places for c in phrase.candidates)
+    if defined:
+        return False
+    head = phrase.unread[-1] if phrase.unread else ""
+    if not head or is_place_noun(head, lex, world):
+        return False
+    noun = singular(head) or head
+    if noun in known_nouns(lex, world):
+        return obj in world.objects and noun in {*obj.split("_"), *(world.objects[obj].category or "").split()}
+    return True
+
+
+def _not_meant(obj: str, phrases: Iterable[Phrase]) -> str:
+    said = [p.said for p in phrases]
+    return f" ('{said[0]}' cannot mean it: what was read of it rules it out)" if said else ""
+
+
 def _plural_coverage(facts: Sequence[Condition], res: Resolution, world: WorldState,
-                     changed: dict[str, list[Condition]], out: WordCheck) -> None:
+                     changed: dict[str, list[Condition]], out: WordCheck, unread: Unread) -> None:
     named = {a for f in facts for a in f.args}
     left_out = res.left_out()
     seen: set[tuple[str, ...]] = set()
@@ -179,7 +267,14 @@ def _plural_coverage(facts: Sequence[Condition], res: Resolution, world: WorldSt
         dests = {f.args[1] for c in picked for f in changed.get(c, []) if f.predicate in PLACING and not f.negated}
         missing = [c for c in p.candidates if c not in named and c not in left_out
                    and not (c in world.objects and world.objects[c].location in dests)]
-        if missing:
+        count = unread.counts.get(p.start)
+        if count is not None and len(picked) != count:  # "the blocks, all three of them": the count was read
+            out.refuse(RULE_NARROW, f"'{p.said}' is said to be {count} things; the goal changes {len(picked)} of "
+                       f"them ({_listing(picked)})")
+        elif missing and (doubt := unread.of(p.start) or (() if count is None else (f"{count} of them",))):
+            out.readings.append(Reading(p.said, tuple(picked), p.candidates, doubt_source(doubt), unresolved=True))
+            out.unresolved.append(p.said)
+        elif missing:
             out.refuse(RULE_NARROW, f"'{p.said}' means {_listing(p.candidates)}; the goal leaves out "
                        f"{_listing(missing)}: state a fact for each")
 
@@ -192,7 +287,8 @@ def _picks(p: Phrase, facts: Sequence[Condition], changed: dict[str, list[Condit
 
 
 def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldState, lex: Lexicon,
-                    changed: dict[str, list[Condition]], answers: Sequence[str], out: WordCheck) -> None:
+                    changed: dict[str, list[Condition]], answers: Sequence[str], out: WordCheck,
+                    unread: Unread) -> None:
     asked: set[tuple[str, ...]] = set()
     for p in res.of_role(THING, DESTINATION):
         if p.plural or not p.definite or p.named or not p.read or not p.kinds or p.matches:
@@ -201,6 +297,10 @@ def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldSta
                   and not set(p.candidates) & set(q.candidates) for c in q.candidates}
         picked = tuple(c for c in _picks(p, facts, changed) if c not in others)  # "the red and the blue block"
         if not picked:
+            continue
+        if (doubt := unread.of(p.start)) and set(picked) != set(p.candidates):  # which one: the unread word may say
+            out.readings.append(Reading(p.said, picked, p.kinds, doubt_source(doubt), unresolved=True))
+            out.unresolved.append(p.said)
             continue
         if not p.candidates:
             if p.hidden or any(_hidden(world, c) for c in picked):
@@ -263,7 +363,7 @@ def _answer_meaning(answers: Sequence[str], candidates: tuple[str, ...], world: 
 
 
 def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, start: WorldState,
-            holds: Callable[[Condition], bool], out: WordCheck) -> None:
+            holds: Callable[[Condition], bool], out: WordCheck, unread: Unread) -> None:
     said = {c for p in res.phrases if p.role not in (EXCEPTION, REPLACED) for c in p.candidates}
     taken_back = {c for p in res.of_role(REPLACED) for c in p.candidates} - said
     for fact in facts:
@@ -286,8 +386,15 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
                 implied = imp
             if implied is not None:
                 break
+        doubt = [w for p in res.phrases if obj in p.candidates or place in p.kinds
+                 for w in unread.place.get(p.start, ())]
         if implied is not None:
             out.readings.append(Reading(implied.said, (str(fact),), implied.places or (place,),
                                         "a place the words imply"))
+        elif doubt:  # "chuck the sponge": a verb the resolver does not know may say where
+            said = " ".join(dict.fromkeys(doubt))
+            out.readings.append(Reading(said, (str(fact),), (place,), doubt_source(dict.fromkeys(doubt)),
+                                        unresolved=True))
+            out.unresolved.append(said)
         else:
             out.refuse(RULE_PLACE, f"{fact}: the instruction does not mention {place} as a place")

@@ -48,6 +48,7 @@ from step_planner.planner.goal_checks import (
     check_words,
 )
 from step_planner.planner.resolution import Resolution, default_lexicon, plural, resolve, singular
+from step_planner.planner.unread_words import account, doubt_source
 
 MAX_CONDITIONS = 24
 # Common words one letter away from a name in the shipped scenes: never read as a typo of that name.
@@ -444,8 +445,9 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     if out.problems or not about_instruction:
         return out
     lexicon = default_lexicon(library)
-    resolution = resolve(_punctuated(original, spell_corrected(original, world, extra=extra, keep=keep)), world,
-                         lexicon)
+    read_text = _punctuated(original, spell_corrected(original, world, extra=extra, keep=keep))
+    resolution = resolve(read_text, world, lexicon)
+    unread = account(read_text, resolution, world, lexicon, extra=keep | set(library.primitives))
     said_in_answers = [resolve(a, world, lexicon) for a in answers]
     out.resolution = resolution
 
@@ -455,7 +457,8 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     padded = _words(instruction)
     stays = any(f" {w} " in padded for w in library.stay_words)  # "leave the blocks where they are"
     words = check_words(out.facts, resolution, world, lexicon, holds=holds, answers=answers,
-                        exempt=unseen | set(renaming), start=start, stays=stays, also=said_in_answers)
+                        exempt=unseen | set(renaming), start=start, stays=stays, also=said_in_answers,
+                        unread=unread)
     changed = changes(out.facts, world, holds)
     mentioned = named | kind_mentions(instruction, world) | unseen | group_mentions(instruction, world, library) \
         | set(renaming) | {c for ph in resolution.phrases for c in ph.candidates}
@@ -465,6 +468,11 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
                        "mention")
         elif not fact.negated and (need := library.goal_words.get(fact.predicate)) and not any(
                 f" {w} " in padded for w in need):
+            if unread.verbs:  # "seal the drawer": a verb the resolver does not know may ask for that end state
+                words.readings.append(Reading(" ".join(unread.verbs), (str(fact),), (), doubt_source(unread.verbs),
+                                              unresolved=True))
+                words.unresolved.append(" ".join(unread.verbs))
+                continue
             out.refuse(RULE_END_STATE, f"{fact}: the instruction does not ask to end with it "
                        f"({' / '.join(need)}); state where things must end up")
     for rule, text in words.problems:

@@ -101,6 +101,10 @@ class ResolutionLexiconFile(ConfigModel):
     exceptions: Words = Field((), description="Phrases before things left out (except, but not, leave).")
     also_reference: Words = Field((), description="Phrases before a thing named only as a reference (with).")
     surface_words: Words = Field((), description="Nouns read as the table (bench, desk).")
+    function_words: Words = Field((), description="A closed list of English words that cannot change what a "
+                                  "phrase refers to or where things go (articles, pronouns, auxiliaries, "
+                                  "politeness): read though no rule uses them. Every other word the resolver "
+                                  "does not know is unknown, and makes the checks it could change doubtful.")
     matching_attributes: dict[str, Literal["colour"]] = Field({}, description="Attribute word -> what a place "
                                                               "'of its colour' shares with each thing in it.")
     matching_openers: Words = Field((), description="Words before a matching description (of, that matches).")

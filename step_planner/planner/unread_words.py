@@ -1,0 +1,210 @@
+"""Which words of an instruction the reader did not read, and which checks each one makes doubtful.
+
+The resolver (``planner/resolution.py``) skips a word it does not know unless the word is inside a noun phrase.
+Skipping is not reading: a refusal must rest on a full reading. So every token is accounted for here: read (a
+noun of the world, a name, a word of ``config/resolution_lexicon.yaml`` or of the wordings lexicon, one of its
+closed list of ``function_words``, a goal or action word of ``config/primitives.yaml``) or unknown. An unknown
+word makes doubtful exactly the checks whose verdict it could change from where it stands:
+
+- right after a phrase (in its relative clause, its apposition, at its end): that phrase's reference checks
+  (all of its candidates or some, which one): "the blocks that are just sitting on the table";
+- between two phrases: the next one too, whose role it may set ("all the blocks save the red one");
+- before any phrase of its sentence, or after a verb (a verb or an adverb of the clause): where the things of
+  that sentence go, and the end state it asks ("chuck the sponge"), unless the sentence names where;
+- before a noun, as its description: nothing new (the resolver already marked that phrase unread).
+
+A count said with a plural phrase ("the blocks, all three of them") that its candidates do not match is a sign
+that something read it narrower than the resolver did: that phrase's coverage is doubtful too, bounded by the
+count. ``planner/goal_checks.py`` turns a doubtful check's verdict into a reading (shown and counted), never a
+refusal; what *was* read still bounds it (the kind noun, the colour, the count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from step_planner.domain.world import WorldState
+from step_planner.planner.resolution import (
+    DESTINATION,
+    EXCEPTION,
+    MENTION,
+    THING,
+    Lexicon,
+    Resolution,
+    singular,
+    tokens,
+    vocabulary,
+)
+
+_SENTENCE_ENDS = frozenset(".;:!?")
+
+
+@dataclass(frozen=True)
+class Unread:
+    """The unknown words of an instruction and the checks they make doubtful (keys: a phrase's ``start``)."""
+
+    words: tuple[str, ...] = ()  # every unknown word, in order
+    reference: dict[int, tuple[str, ...]] = field(default_factory=dict)  # which/how many of the phrase's candidates
+    place: dict[int, tuple[str, ...]] = field(default_factory=dict)  # where the phrase's things go, their end state
+    counts: dict[int, int] = field(default_factory=dict)  # a count said with a plural phrase its candidates miss
+    defined: frozenset[int] = frozenset()  # unread phrases what follows says ("the upper left drawer", "the
+    # writing gear, that is the pencil and the file"): their reading is that, nothing else
+
+    def of(self, start: int) -> tuple[str, ...]:
+        return self.reference.get(start, ())
+
+    @property
+    def verbs(self) -> tuple[str, ...]:
+        """Unknown words standing where a verb or an adverb of a clause stands."""
+        return tuple(dict.fromkeys(w for ws in self.place.values() for w in ws))
+
+
+def known_words(lex: Lexicon, world: WorldState, extra: Iterable[str] = ()) -> frozenset[str]:
+    """Every single word the reader holds: the lexicon's (each word of its phrases), the world's names and kinds,
+    the wordings lexicon's nouns, colours and uses, and ``extra`` (the primitives' goal and action words)."""
+    out: set[str] = set()
+
+    def add(text: str, phrase_words: bool = True) -> None:  # a lexicon phrase's words are read only together
+        words = text.lower().replace("_", " ").replace("'", " ").split()
+        if phrase_words or len(words) == 1:
+            out.update(words)
+
+    for value in lex.data.values():
+        if isinstance(value, dict):
+            for key in value:
+                add(str(key), False)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                add(str(item), False)
+    for words in (lex.reference_words, lex.uses.values(), extra):
+        for word in words:
+            add(str(word), False)
+    for said in lex.data.get("implied_places") or ():  # "tidy ... away", "put ... back": read across the gap
+        add(str(said))
+    for words in (lex.colours, lex.category_nouns, lex.category_nouns.values(), lex.uses, lex.groups,
+                  *lex.groups.values(), lex.generic, lex.adjectives, world.objects, world.places,
+                  (o.category or "" for o in world.objects.values()), (p.kind for p in world.places.values())):
+        for word in words:
+            add(str(word))
+    return frozenset(out)
+
+
+def known_nouns(lex: Lexicon, world: WorldState) -> frozenset[str]:
+    """The nouns the reader knows as kinds of things or places, whether or not one is in view: a phrase headed by
+    one ("the pen" not seen yet) can only mean a thing of that kind."""
+    out: set[str] = set()
+    for words in (lex.category_nouns, lex.category_nouns.values(), lex.uses, *lex.groups.values(),
+                  (p.kind for p in world.places.values()), lex.words("surface_words"),
+                  ("drawer", "tray", "bin", "box", "table", "shelf", "cabinet", "basket", "container")):
+        for word in words:
+            out.add(str(word).split()[-1])
+    return frozenset(out)
+
+
+def is_place_noun(word: str, lex: Lexicon, world: WorldState) -> bool:
+    """A noun naming a place (a drawer, a tray, the table): a phrase headed by it moves no object."""
+    word = singular(word) or word
+    kinds = {p.kind for p in world.places.values()} | {n.split("_")[-1] for n in world.places}
+    return word in kinds | set(lex.words("surface_words")) | {"drawer", "tray", "bin", "box", "table", "shelf",
+                                                              "cabinet", "basket", "container"}
+
+
+def account(text: str, res: Resolution, world: WorldState, lex: Lexicon, extra: Iterable[str] = ()) -> Unread:
+    """Account for every token of ``text`` (the words ``res`` was resolved from) and say which checks the unknown
+    ones make doubtful."""
+    toks = tokens(text, vocabulary(world, lex), lex)
+    known = known_words(lex, world, extra)
+    verbs = set(lex.words("placing_verbs")) | set(lex.words("stop")) - set(lex.words("where_it_is")) \
+        - set(lex.words("where_it_goes")) - {"and", "or", "of", "it", "them", "s", "is", "are", "with", "for", "by"}
+    sentence = [0] * len(toks)
+    for i in range(1, len(toks)):
+        sentence[i] = sentence[i - 1] + (toks[i - 1].cls == "punct" and toks[i - 1].text in _SENTENCE_ENDS)
+    phrases = sorted((p for p in res.phrases if p.start >= 0), key=lambda p: p.start)
+    reference: dict[int, list[str]] = {}
+    place: dict[int, list[str]] = {}
+    unknown: list[str] = []
+    for t, tok in enumerate(toks):
+        word = tok.text
+        if tok.sense is not None or tok.cls or word.isdigit() or word in known or (singular(word) or "") in known:
+            continue
+        unknown.append(word)
+        same = [p for p in phrases if sentence[min(p.start, len(toks) - 1)] == sentence[t]]
+        nxt = next((p for p in same if p.start > t), None)
+        if nxt is not None and word in nxt.unread and nxt.start - t <= 3:
+            continue  # a description of the next noun: that phrase is already unread
+        before = [p for p in same if p.start < t]
+        verb_between = bool(before) and any(toks[m].text in verbs for m in range(before[-1].start + 1, t))
+        if before and not verb_between:  # after a phrase: it may restrict or except it, or set the next one's role
+            head = next((p for p in reversed(before) if p.role in (THING, MENTION, EXCEPTION, DESTINATION)),
+                        before[-1])
+            for p in before[before.index(head):]:
+                reference.setdefault(p.start, []).append(word)
+            if nxt is not None and all(toks[m].sense is None for m in range(t + 1, nxt.start)):
+                reference.setdefault(nxt.start, []).append(word)
+            continue
+        if any(p.role == DESTINATION for p in same):
+            continue  # "clear the blocks off the benchtop into the box": the place said decides
+        for p in same:  # a verb or an adverb of the sentence: where its things go
+            if p.start > t or p.role in (THING, MENTION):
+                place.setdefault(p.start, []).append(word)
+    return Unread(tuple(unknown), {k: tuple(dict.fromkeys(v)) for k, v in reference.items()},
+                  {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence, world),
+                  _defined(toks, phrases, lex, verbs))
+
+
+def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozenset[int]:
+    """Unread phrases that say no thing of their own: the first words of a longer description ("the upper left
+    drawer": 'the upper', then 'left drawer'), a group defined right after it ("the writing gear - the pencil and
+    the file", "the writing gear, that is the pencil and the file"), something of a thing said before ("its
+    hue"), or a relative clause read as a phrase ("the tray that matches ...")."""
+    out = set()
+    opening = {",", ":", *lex.words("determiners"), "that", "namely", "i", "e", "ie", "meaning", "is", "so"}
+    describing = set(lex.colours) | set(lex.words("sides")) | set(lex.words("sizes")) | lex.words("ordinals") \
+        | set(lex.words("states"))
+    for p in phrases:
+        if p.read or p.role not in (THING, MENTION):
+            continue
+        first = toks[p.start].text
+        if first in ("its", "their") or first in lex.words("relative") and p.start and toks[p.start - 1].sense:
+            out.add(p.start)
+            continue
+        end = p.start + 1 + (0 if p.candidates else len(p.unread))  # after its noun, or its unknown words
+        nxt = next((q for q in phrases if q.start >= end and q.sentence == p.sentence), None)
+        if nxt is not None and not nxt.candidates:
+            continue  # "one block that doesn't match its colour": a phrase that reads nothing says nothing
+        if nxt is None or any(toks[m].text in verbs or toks[m].text in ("and", "then") or toks[m].sense is not None
+                              and m != nxt.start for m in range(end, nxt.start)):
+            continue
+        between = [toks[m].text for m in range(end, nxt.start)]
+        if set(between) <= describing or between[0] in opening:
+            out.add(p.start)
+    return frozenset(out)
+
+
+def _counts(toks: list, phrases: list, lex: Lexicon, sentence: list[int], world: WorldState) -> dict[int, int]:
+    """"the blocks, all three of them": a count after a plural phrase, in its sentence, before the next phrase
+    that is not a pronoun for it; kept only where it differs from the phrase's candidates."""
+    numbers = {**{w: n for w, n in (lex.data.get("numbers") or {}).items()}, "both": 2}
+    out: dict[int, int] = {}
+    for p in phrases:
+        if p.role != THING or not p.plural or not p.candidates or p.said in lex.words("pronouns_plural") \
+                or any(c not in world.objects for c in p.candidates):
+            continue
+        for m in range(p.start + 1, len(toks)):
+            if sentence[m] != sentence[p.start] or toks[m].text in ("and", "then") or toks[m].sense is not None:
+                break
+            n = int(toks[m].text) if toks[m].text.isdigit() else numbers.get(toks[m].text)
+            if n is not None:
+                if n != len(p.candidates):
+                    out[p.start] = n
+                break
+    return out
+
+
+DOUBT = "the model's reading of words the resolver could not read (unresolved)"  # goal_checks.UNRESOLVED
+
+
+def doubt_source(words: Iterable[str]) -> str:
+    """Where a doubtful check's reading came from, naming the unread words it rests on."""
+    return f"{DOUBT}: rests on the unread {', '.join(repr(w) for w in words)}"
