@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Write config/tasks/wordings.yaml from the scenes (step_planner/bench/wordings.py); --check: exit 1 if stale.
+"""Write a generated wordings suite from the scenes; --check: exit 1 if the committed file is stale.
 
-    python scripts/generate_wordings.py          # regenerate
-    python scripts/generate_wordings.py --check  # is the committed file current?
+    python scripts/generate_wordings.py                              # config/tasks/wordings.yaml
+    python scripts/generate_wordings.py --suite wordings_outside     # benchmarks/data/tasks/wordings_outside.yaml
+    python scripts/generate_wordings.py --check                      # is the committed file current?
+
+``wordings`` (step_planner/bench/wordings.py) uses the people's words the reader holds; ``wordings_outside``
+(step_planner/bench/wordings_outside.py) the words of benchmarks/data/outside_words.yaml, which it does not.
 """
 
 from __future__ import annotations
@@ -11,18 +15,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from step_planner.bench.wordings import SEED, generate, render
+from step_planner.bench import wordings, wordings_outside
 from step_planner.resources import config_path
+
+SUITES = {"wordings": (wordings, lambda: config_path("tasks") / "wordings.yaml"),
+          "wordings_outside": (wordings_outside, lambda: wordings_outside.SUITE_FILE)}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default=str(config_path("tasks") / "wordings.yaml"))
-    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--suite", choices=sorted(SUITES), default="wordings")
+    p.add_argument("--out", default=None, help="default: the suite's committed file")
+    p.add_argument("--seed", type=int, default=None, help="default: the suite's seed")
     p.add_argument("--check", action="store_true", help="compare with --out instead of writing it")
     args = p.parse_args(argv)
-    text = render(generate(seed=args.seed), seed=args.seed)
-    out = Path(args.out)
+    module, default_out = SUITES[args.suite]
+    seed = module.SEED if args.seed is None else args.seed
+    text = module.render(module.generate(seed=seed), seed=seed)
+    out = Path(args.out or default_out())
+    out.parent.mkdir(parents=True, exist_ok=True)
     if args.check:
         current = out.read_text() if out.exists() else ""
         if current != text:

@@ -218,7 +218,7 @@ def test_the_expert_carries_an_extra_object_out_and_it_counts_as_wrong_succeeded
         extra = next(iter(obj.values())).goal[-1]
         assert record.claimed_success or record.goal_rejections, (task.id, record.message)  # carried out or refused
         if record.claimed_success:  # today's checks let it through: the object was moved, and it is counted
-            assert record.moved_unasked == [extra.args[0]] and record.success, task.id
+            assert record.moved_unasked == [extra.args[0]] and record.goal_holds and not record.success, task.id
             assert wrong_succeeded(record)
         confirmed = _run(task, library, "extra_object", confirm=True)
         assert not confirmed.moved_unasked and not wrong_succeeded(confirmed), task.id
@@ -273,7 +273,8 @@ def test_wrong_succeeded_counts_a_goal_not_holding_or_something_moved_nobody_ask
 
 def test_the_report_counts_per_phenomenon_kind_confirmation_and_unresolved_phrases():
     records = [
-        _rec(phenomenon="exception", reading="extra_object", moved_unasked=["wrench"]),  # wrong, goal holds
+        _rec(phenomenon="exception", reading="extra_object", moved_unasked=["wrench"], success=False,
+             goal_holds=True),  # wrong, goal holds (a failure: something nobody asked for moved)
         _rec(phenomenon="exception", reading="narrow_group", success=False),  # wrong
         _rec(phenomenon="side", reading="swapped_object", claimed_success=False, success=False),  # refused
         _rec(phenomenon="side", reading="", unresolved_phrases=["the bench"]),  # right, one unresolved phrase

@@ -208,8 +208,10 @@ def test_meaning_checks_on_two_tasks_per_suite(tmp_path):
     out = run("benchmarks/meaning_checks.py", "--profile", "grounded", "--planner-config", "config/bench.yaml",
               "--limit", "2", "--suites", "table3", "--out", str(tmp_path / "m"), timeout=300)
     assert "NOT an LLM" in out and "Profile `grounded`" in out
-    for heading in ("## 1. The wordings suite", "## 2. `extra_object` and `swapped_object` alone",
-                    "## 3. p = 0", "| table3 | extra_object | 2 |", "| table3 | swapped_object | 2 |"):
+    for heading in ("## 1. The wordings suite", "## 1. The wordings_outside suite", "## 2. Each kind",
+                    "## 3. p = 0", "| table3 | extra_object | 2 |", "| table3 | swapped_object | 2 |",
+                    "| table3 | wrong_place | 2 |", "| table3 | kept_exception | 2 |"):
         assert heading in out
     stored = json.loads((tmp_path / "m" / "results.json").read_text())
-    assert {"wordings_meaning_unconfirmed", "wordings_meaning_confirmed", "table3_p0"} <= set(stored)
+    assert {"wordings_meaning_unconfirmed", "wordings_meaning_confirmed", "wordings_outside_meaning_unconfirmed",
+            "wordings_outside_meaning_confirmed", "table3_p0", "table3_kept_exception"} <= set(stored)

@@ -1,7 +1,7 @@
 """Aggregate run records into the benchmark's figures (per planner, noise level and category).
 
 Definitions:
-- success rate: share of runs whose goal atoms hold in the true final world;
+- success rate: share of runs whose goal atoms hold in the true final world and that moved nothing nobody asked for;
 - subgoal success rate (SSR): mean over runs of (ordered milestones reached / milestones);
 - primitives: calls sent to the executor, vs the task's optimal count (excess = executed - optimal);
 - LLM calls / prompt and completion tokens: per run, from the client's usage ledger (retries count);
@@ -32,6 +32,8 @@ Definitions:
   ambiguous apart;
 - wrong SUCCEEDED (:func:`wrong_succeeded`): the planner reported success while the task's goal does not hold, or
   while an object the goal does not move ended somewhere else (``moved_unasked``: an object nobody asked for);
+  such a run is never a success (``RunRecord.success``; ``goal_holds`` keeps whether the formal goal held), and
+  :func:`unasked_runs` lists every run that moved one;
 - meaning mistakes (:func:`meaning_mistakes`): per (planner, p, confirmation) the wrong SUCCEEDED runs per
   phenomenon and per meaning mistake the expert held (``reading``; ``none`` when no wrong reading applied), and the
   phrases the planner's resolver could not read (``unresolved_phrases``): how many, in how many runs, and how many
@@ -219,7 +221,8 @@ def meaning_mistakes(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
         rows.append({
             "planner": planner, "noise": noise, "confirm_goal": confirmed, "runs": len(runs),
             "wrong_succeeded": len(wrong), "wrong_succeeded_rate": len(wrong) / len(runs),
-            "wrong_goal_holding": sum(1 for r in wrong if r.success),  # only the moved object shows it
+            "wrong_goal_holding": sum(1 for r in wrong if getattr(r, "goal_holds", r.success)),  # only the moved
+            # object shows it
             "by_phenomenon": _wrong_by(runs, lambda r: getattr(r, "phenomenon", "") or ""),
             "by_kind": _wrong_by(runs, lambda r: getattr(r, "reading", "") or "none"),
             "unresolved_phrases": sum(phrases.values()),
@@ -229,6 +232,16 @@ def meaning_mistakes(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
             "top_unresolved": phrases.most_common(10),
         })
     return rows
+
+
+def unasked_runs(records: Iterable[Any]) -> list[dict[str, Any]]:
+    """The runs that moved an object nobody asked for (each a failure, whatever the planner reported): what the
+    report lists, so each one can be looked at."""
+    return [{"task": r.task_id, "planner": r.planner, "noise": r.noise, "seed": r.seed,
+             "confirm_goal": bool(getattr(r, "confirm_goal", False)), "moved": list(r.moved_unasked),
+             "reported_succeeded": bool(r.claimed_success), "goal_holds": bool(getattr(r, "goal_holds", False)),
+             "reading": getattr(r, "reading", "") or "", "unresolved": list(getattr(r, "unresolved_phrases", []))}
+            for r in records if getattr(r, "moved_unasked", None)]
 
 
 def _wrong_by(runs: list[Any], key: Any) -> dict[str, dict[str, int]]:

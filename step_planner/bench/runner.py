@@ -42,7 +42,7 @@ def new_expert(library: PrimitiveLibrary, task: Task, noise: float, seed: int,
     expert = ScriptedExpert(library, seed=seed, mistake_rate=noise, call_style=call_style, mistakes=mistakes)
     stated = tuple(parse_atom(f) for f in task.provisional_goal) or task.stated_goal
     world = referred = None
-    if any(k in ("extra_object", "swapped_object") for k in mistakes) and noise > 0:
+    if any(k in ("extra_object", "swapped_object", "wrong_place", "kept_exception") for k in mistakes) and noise > 0:
         world, referred = task.world, task_referred(task)
     expert.register(task.instruction, task.goal, stated, task.question, task.candidates,
                     tuple(task.hidden_goal_objects), world=world, referred=referred or frozenset())
@@ -86,7 +86,7 @@ class RunRecord:
     planner: str
     noise: float
     seed: int
-    success: bool  # goal atoms hold in the true final world
+    success: bool  # what the person sees: goal atoms hold in the true final world and nothing unasked was moved
     claimed_success: bool  # what the planner said
     verified: bool  # the planner checked the instruction's conditions in the world
     error: str
@@ -123,6 +123,7 @@ class RunRecord:
     moved_unasked: list[str] = field(default_factory=list)  # objects the task's goal does not move, moved
     unresolved_phrases: list[str] = field(default_factory=list)  # phrases the planner's resolver could not read
     confirm_goal: bool = False  # the person confirmed the goal before motion
+    goal_holds: bool = False  # the task's goal atoms hold in the true final world (whatever else moved)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,10 +139,21 @@ def failure_type(success: bool, claimed: bool, error: str) -> str:
     return error.lower()
 
 
-def _failure(success: bool, result: GoalResult) -> str:
+def _failure(success: bool, result: GoalResult, goal_holds: bool = False) -> str:
     if not success and result.message.startswith("crash: "):
         return "crash"
+    if not success and goal_holds:
+        return "moved_unasked"  # the goal holds, but something nobody asked for was moved
     return failure_type(success, result.success, result.error.value)
+
+
+def person_sees_success(task: Task, final: WorldState) -> tuple[bool, bool, list[str]]:
+    """(success, goal holds, moved unasked): a run succeeds only when the task's goal holds AND no object the goal
+    does not move ended elsewhere; a formal goal that holds while something nobody asked for was moved is not what
+    the person wanted (issue 43: such runs were counted successes)."""
+    holds = satisfied(task.goal, final)
+    moved = moved_unasked(task, final)
+    return holds and not moved, holds, moved
 
 
 class ExchangeLog:
@@ -209,7 +221,7 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
     usage = _records(llm)[first:]
     prompts = [int(getattr(r, "prompt_tokens", 0) or 0) for r in usage]
     llm_time = sum(float(getattr(r, "latency_s", 0.0) or 0.0) for r in usage)
-    success = satisfied(task.goal, final)
+    success, goal_holds, moved = person_sees_success(task, final)
     dialogue = (result.tree or {}).get("dialogue") or []
     return RunRecord(
         task_id=task.id, category=task.category, planner=planner, noise=noise, seed=seed,
@@ -223,7 +235,7 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
         max_prompt_tokens=max(prompts, default=0), prompt_tokens_per_call=prompts,
         llm_time_s=round(llm_time, 6), exec_time_s=round(exec_time, 6), wall_s=round(wall, 6),
         planner_time_s=round(max(0.0, wall - llm_time - exec_time), 6),
-        failure_type=_failure(success, result),
+        failure_type=_failure(success, result, goal_holds),
         injections=[i.kind for i in expert.injections] if expert else [],
         executed=[str(c) for c, _ in result.executed],
         outcomes=[o.code.value for _, o in result.executed],
@@ -242,8 +254,8 @@ def run_one(task: Task, planner: str, noise: float, seed: int, *, library: Primi
                                     if any(same_goal(r["goal"], g) for g in task.correct_statements)
                                     for p in r.get("problems") or []],
         reading=next((i.kind for i in expert.injections if i.purpose == "reading"), "") if expert else "",
-        moved_unasked=moved_unasked(task, final), unresolved_phrases=unresolved_phrases(result),
-        confirm_goal=confirm_goal,
+        moved_unasked=moved, unresolved_phrases=unresolved_phrases(result),
+        confirm_goal=confirm_goal, goal_holds=goal_holds,
     )
 
 

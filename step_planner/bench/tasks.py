@@ -41,6 +41,8 @@ from step_planner.domain.world import WorldState
 from step_planner.resources import config_path
 
 TASKS_DIR = config_path("tasks")
+# suites kept out of config/ (not installed): generated from words the planner's reader must not hold
+BENCH_TASKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "tasks"
 SCENES_DIR = config_path("scenes")
 CATEGORIES = ("short_simple", "short_complex", "long_simple", "long_complex", "horizon_simple", "horizon_complex")
 STEPS = {"short": (1, 4), "long": (5, 8), "horizon": (12, 40)}  # primitives, by the category's first word
@@ -48,8 +50,13 @@ STEPS = {"short": (1, 4), "long": (5, 8), "horizon": (12, 40)}  # primitives, by
 # instruction is its style
 PHENOMENA = ("quantifier", "plural", "relative_clause", "place", "state", "colour", "side", "the_one", "pronoun",
              "exception", "group", "hidden_adjective", "which_object", "which_place", "hidden_which")
+# wordings_outside suite (benchmarks/data/tasks/wordings_outside.yaml, step_planner/bench/wordings_outside.py): words
+# the reader does not hold
+OUTSIDE_PHENOMENA = ("placing_verb", "disposal", "clear_from", "tidying", "swap", "outside_exception",
+                     "outside_quantifier", "count_apposition", "adverb_clause", "outside_state", "outside_side",
+                     "colour_matching", "place_noun", "typo", "outside_which")
 STYLES = ("colloquial", "indirect", "reference", "polite", "typo", "ambiguous")  # the paraphrase suite's
-TASK_STYLES = (*STYLES, *PHENOMENA)  # any task's
+TASK_STYLES = tuple(dict.fromkeys((*STYLES, *PHENOMENA, *OUTSIDE_PHENOMENA)))  # any task's
 
 
 class TaskError(ConfigFileError):
@@ -75,7 +82,7 @@ class TaskModel(ConfigModel):
     style: Literal[("", *TASK_STYLES)] = Field("", description="How the instruction is worded.")
     question: str = Field("", description="An ambiguous task: what a careful model asks ...")
     answer: str = Field("", description="... and what the person answers.")
-    phenomenon: Literal[(*PHENOMENA, "polite", "indirect")] | None = Field(
+    phenomenon: Literal[tuple(dict.fromkeys((*PHENOMENA, *OUTSIDE_PHENOMENA, "polite", "indirect")))] | None = Field(
         None, description="Wordings suite: the language the instruction tries.")
     denotes: dict[str, list[str]] | None = Field(None, description="Wordings suite: phrase -> the names it means.")
     candidates: list[str] | None = Field(None, description="Wordings suite: what the instruction's noun fits.")
@@ -264,10 +271,13 @@ def paraphrases(data: dict[str, Any], path: Path) -> list[Task]:
 
 
 def load_suite(name_or_path: str) -> list[Task]:
-    """``table3`` -> ``config/tasks/table3.yaml``; a path is loaded as is."""
+    """``table3`` -> ``config/tasks/table3.yaml`` (else ``benchmarks/data/tasks/table3.yaml`` of the source tree,
+    where suites in words the reader must not hold live); a path is loaded as is."""
     path = Path(name_or_path)
     if not path.suffix:
         path = TASKS_DIR / f"{name_or_path}.yaml"
+        if not path.is_file() and (BENCH_TASKS_DIR / path.name).is_file():
+            path = BENCH_TASKS_DIR / path.name
     return load_tasks(path)
 
 
