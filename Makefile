@@ -240,7 +240,7 @@ browser: browser-system
 # environment is kept (leave it room for 2 per worker), else one of 100..220 at random. ROS logs go to a throwaway
 # directory instead of ~/.ros/log. Most slow tests wait (DDS discovery, real-time robots, subprocesses) rather than
 # compute, so PYTEST_WORKERS runs them side by side; --dist loadgroup spreads a file's tests over the workers but
-# keeps those sharing a module fixture (one robot process, one node) on one worker (test/conftest.py).
+# keeps those sharing an expensive module fixture (a robot process, a build) on one worker (conftest.py GROUPED).
 # PYTEST_WORKERS=0 runs them in this process, as before.
 PYTEST_WORKERS ?= 2
 MAKE_START := $(shell date +%s)

@@ -73,21 +73,34 @@ def _xdist_worker_ros_env() -> None:
 _xdist_worker_ros_env()
 
 
-SPREAD = {"test/test_ros_shutdown.py"}  # 40 node stops of ~6 s each; its fixtures: a client node, a loopback server
+# Files whose module fixture is a robot process, a build or a recorded episode: under ``make test``'s ``--dist
+# loadgroup`` their tests stay on one worker, so the fixture is made once. Every other file's tests spread over the
+# workers one by one; a cheap module fixture (a library, a client node, the moveit_py stand-in's servers) is then
+# made once per worker, which costs less than one worker's long queue of a file's slow tests (test_sim_scenes).
+GROUPED = {f"test/test_{name}.py" for name in (
+    "robot_install", "colcon_install",  # the robot-machine install, the colcon workspace (built when not given)
+    "controllers_backend", "controllers_fr3", "controllers_replay", "fr3_reflex", "ros_fr3_reflex",  # a robot process
+    "episodes_typed",  # an episode recorded on the in-process MuJoCo
+)}
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``make test`` runs ``--dist loadgroup``: a file's tests spread over the workers (one file of slow tests is
-    not one worker's long queue), except those using a module- or class-scoped fixture (a robot process, a node,
-    a built scene), which stay together on one worker so the fixture is built once. ``SPREAD``: files whose module
-    fixtures are cheap (a client node, a loopback server) and whose tests are long, built once per worker."""
-    for item in items:
-        if item.nodeid.split("::")[0] in SPREAD:
-            continue
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info is not None else ()
-        if any(d.scope in ("module", "class") for fixturedefs in defs for d in fixturedefs):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest -p no:xdist knows no such hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``'s scheduler with the ``GROUPED`` files as groups.
+
+    Not ``xdist_group`` marks: xdist 3.8 puts a mark's group into ``item._nodeid``, which pytest 9 no longer reads
+    (``Node.nodeid`` is ``str(self._id)``), so every mark was lost and each module fixture was made on every worker
+    (the robot install twice when not given). The scheduler takes a work unit's scope from the node id instead."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return path if path in GROUPED else nodeid
+
+    return FileGroups(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -49,13 +49,19 @@ def view_box(root: ET.Element) -> tuple[float, float, float, float]:
     return x, y, x + w, y + h
 
 
+class _Geometries(dict):
+    """(world, geometry) of a scene file, made when a test first asks for it: under xdist each worker builds only
+    the scenes of the tests it runs (all nine up front took about 25 s per worker on a loaded machine)."""
+
+    def __missing__(self, path: Path) -> tuple:
+        world = load_scene(path)
+        self[path] = world, scene_geometry(world)
+        return self[path]
+
+
 @pytest.fixture(scope="module")
 def geometries() -> dict[Path, tuple]:
-    out = {}
-    for path in SCENES:
-        world = load_scene(path)
-        out[path] = world, scene_geometry(world)
-    return out
+    return _Geometries()
 
 
 @pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])

@@ -20,9 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-
-import inflect
+from functools import cache, lru_cache
 
 from step_planner.domain.world import WorldState
 from step_planner.planner.resolution_lexicon import Lexicon, default_lexicon
@@ -44,23 +42,31 @@ REFERENCE = "reference"  # named to say which or where ("next to the cup", "of t
 MENTION = "mention"  # introduced for a later pronoun ("see the sponge?", "there's a cup on the tray")
 REPLACED = "replaced"  # corrected by the person ("the cup, no wait, I meant the tape")
 
-_ENGINE = inflect.engine()
 # Names that are also auxiliary verbs: such a name is a name only after a determiner ("the can").
 _VERBS = frozenset({"put", "move", "close", "open", "shut", "take", "throw", "leave", "keep", "bin", "place",
                     "pick", "get", "bring", "then", "also", "please"})
 _AUXILIARIES = frozenset({"can", "will", "may", "must", "might", "should", "would", "could"})
 
 
+@cache
+def _engine():
+    """inflect's engine, imported at the first plural: importing inflect takes ~1.7 s (typeguard instruments its
+    functions), which every process importing the planner paid (`step-planner send --help`, each node start)."""
+    import inflect
+
+    return inflect.engine()
+
+
 @lru_cache(maxsize=4096)
 def plural(noun: str) -> str:
     """The plural of a noun ("box" -> "boxes", "battery" -> "batteries", "box of nuts" -> "boxes of nuts")."""
-    return _ENGINE.plural_noun(noun) or noun
+    return _engine().plural_noun(noun) or noun
 
 
 @lru_cache(maxsize=4096)
 def singular(word: str) -> str | None:
     """The singular of a plural noun, or None when ``word`` is not a plural (inflect's reading)."""
-    out = _ENGINE.singular_noun(word)
+    out = _engine().singular_noun(word)
     return out or None
 
 
