@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
 
 from step_planner.domain.world import WorldState
+from step_planner.planner.inflection import plural, singular
 from step_planner.planner.resolution_lexicon import Lexicon, default_lexicon
 from step_planner.planner.world_descriptions import (
     by_order,
@@ -46,28 +46,6 @@ REPLACED = "replaced"  # corrected by the person ("the cup, no wait, I meant the
 _VERBS = frozenset({"put", "move", "close", "open", "shut", "take", "throw", "leave", "keep", "bin", "place",
                     "pick", "get", "bring", "then", "also", "please"})
 _AUXILIARIES = frozenset({"can", "will", "may", "must", "might", "should", "would", "could"})
-
-
-@cache
-def _engine():
-    """inflect's engine, imported at the first plural: importing inflect takes ~1.7 s (typeguard instruments its
-    functions), which every process importing the planner paid (`step-planner send --help`, each node start)."""
-    import inflect
-
-    return inflect.engine()
-
-
-@lru_cache(maxsize=4096)
-def plural(noun: str) -> str:
-    """The plural of a noun ("box" -> "boxes", "battery" -> "batteries", "box of nuts" -> "boxes of nuts")."""
-    return _engine().plural_noun(noun) or noun
-
-
-@lru_cache(maxsize=4096)
-def singular(word: str) -> str | None:
-    """The singular of a plural noun, or None when ``word`` is not a plural (inflect's reading)."""
-    out = _engine().singular_noun(word)
-    return out or None
 
 
 @dataclass(frozen=True)
