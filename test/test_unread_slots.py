@@ -87,5 +87,6 @@ def test_a_state_said_of_a_drawer_licenses_the_drawer_not_a_thing(library, word)
     text = f"Put the pen in the drawer with {word} in it."
     out = checked(library, "office_drawers", text, ["in(pen, left_drawer)"])
     assert out.ok, out.problems
+    assert "unmentioned_place" in checked(library, "office_drawers", text, ["in(pen, tray)"]).rules
     other = checked(library, "office_drawers", text, ["in(cup, left_drawer)"])  # "the pen" cannot mean the cup
     assert "unmentioned_thing" in other.rules, other.problems

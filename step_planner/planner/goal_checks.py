@@ -212,6 +212,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (),
                                         doubt_source(doubt), unresolved=True))
             uncovered = {o: f for o, f in uncovered.items() if o not in taken}
+            refused -= set(taken)  # the drawer it names still decides where they go
     for obj, (said, words) in excepted(unread, res).items():  # "bar the cup": moving it too is only a reading
         if obj in changed:
             out.unresolved.append(said)
