@@ -39,7 +39,17 @@ from step_planner.planner.resolution import (
     resolve_answer,
     singular,
 )
-from step_planner.planner.unread_words import Unread, doubt_source, is_place_noun, known_nouns
+from step_planner.planner.unread_words import (
+    Unread,
+    doubt_source,
+    excepted,
+    is_place_noun,
+    known_nouns,
+    place_in_phrase,
+    place_reading,
+    spared,
+    state_described,
+)
 from step_planner.planner.world_descriptions import colour_of
 
 RULE_UNREFERRED = "unmentioned_thing"  # a changed object no phrase of the words refers to
@@ -178,6 +188,12 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
             out.unresolved.append(phrase.said)
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
                                         unresolved=True))
+            if tail := place_in_phrase(phrase.said, phrase.unread):  # "the sponge in the dustbin": a bin
+                places, how = place_reading(tail, world)
+                for f in taken.values():
+                    if f.predicate in PLACING and not f.negated and f.args[1] not in places:
+                        out.refuse(RULE_PLACE, f"{f}: the words name '{' '.join(tail)}' as the place (read by {how} "
+                                   f"as {_listing(places)}), not {f.args[1]}")
             uncovered = {o: f for o, f in uncovered.items() if o not in taken}
     for p in referring:  # "clear the desk": what a place holds, when a verb the resolver does not know acts on it
         if p.candidates and all(c in world.places for c in p.candidates) and (doubt := unread.place.get(p.start)):
@@ -188,6 +204,20 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
                 out.readings.append(Reading(p.said, tuple(str(f) for f in taken.values()), p.candidates,
                                             doubt_source(doubt), unresolved=True))
                 uncovered = {o: f for o, f in uncovered.items() if o not in taken}
+    for phrase, noun, doubt in state_described(res, unread):  # "the pen in the drawer with nothing in it"
+        taken = {o: f for o, f in uncovered.items() if o in world.objects
+                 and noun in {*o.split("_"), *(world.objects[o].category or "").split()}}
+        if taken:
+            out.unresolved.append(phrase.said)
+            out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (),
+                                        doubt_source(doubt), unresolved=True))
+            uncovered = {o: f for o, f in uncovered.items() if o not in taken}
+            refused -= set(taken)  # the drawer it names still decides where they go
+    for obj, (said, words) in excepted(unread, res).items():  # "bar the cup": moving it too is only a reading
+        if obj in changed:
+            out.unresolved.append(said)
+            out.readings.append(Reading(said, tuple(str(f) for f in changed[obj]), (obj,), doubt_source(words),
+                                        unresolved=True))
     for obj, fact in uncovered.items():
         out.refuse(RULE_UNREFERRED, f"{fact}: nothing in the words refers to the {_spoken(obj)}"
                    + (_not_meant(obj, (*unresolved, *loose)) or _referred(referring, world)))
@@ -278,7 +308,11 @@ def _plural_coverage(facts: Sequence[Condition], res: Resolution, world: WorldSt
         missing = [c for c in p.candidates if c not in named and c not in left_out
                    and not (c in world.objects and world.objects[c].location in dests)]
         count = unread.counts.get(p.start)
-        if count is not None and len(picked) != count:  # "the blocks, all three of them": the count was read
+        beyond = [] if (spare := spared(unread, res, p, world)) is None else [c for c in missing if c not in spare]
+        if beyond:  # "everything, bar the cup": the unread word may spare the cup, nothing else
+            out.refuse(RULE_NARROW, f"'{p.said}' means {_listing(p.candidates)}; the goal leaves out "
+                       f"{_listing(beyond)}, which no word of the instruction spares: state a fact for each")
+        elif count is not None and len(picked) != count:  # "the blocks, all three of them": the count was read
             out.refuse(RULE_NARROW, f"'{p.said}' is said to be {count} things; the goal changes {len(picked)} of "
                        f"them ({_listing(picked)})")
         elif missing and (doubt := unread.of(p.start) or (() if count is None else (f"{count} of them",))):
@@ -399,6 +433,22 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
                 break
         doubt = [w for p in res.phrases if obj in p.candidates or place in p.kinds
                  for w in unread.place.get(p.start, ())]
+        about = next((p for p in res.of_role(THING, MENTION) if obj in p.candidates), None)
+        unread_places = [p for p in res.of_role(DESTINATION) if not p.candidates and p.unread
+                         and (about is None or p.sentence == about.sentence)]
+        if implied is None and unread_places:  # "in the dustbin": what its noun says bounds the reading
+            read = [(p, *place_reading(p.unread, world)) for p in unread_places]
+            fits = [(p, how) for p, places, how in read if place in places]
+            if fits:
+                p, how = fits[0]
+                out.readings.append(Reading(p.said, (str(fact),), (place,), doubt_source(p.unread) + f", read by {how}",
+                                            unresolved=True))
+                out.unresolved.append(p.said)
+            else:
+                out.refuse(RULE_PLACE, f"{fact}: " + "; ".join(
+                    f"the words name '{p.said}' as the place (read by {how} as {_listing(places)}), not {place}"
+                    for p, places, how in read))
+            continue
         if implied is not None:
             out.readings.append(Reading(implied.said, (str(fact),), implied.places or (place,),
                                         "a place the words imply"))

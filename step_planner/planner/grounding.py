@@ -48,7 +48,7 @@ from step_planner.planner.goal_checks import (
     check_words,
 )
 from step_planner.planner.resolution import Resolution, default_lexicon, plural, resolve, singular
-from step_planner.planner.unread_words import account, doubt_source
+from step_planner.planner.unread_words import account, doubt_source, excepted
 
 MAX_CONDITIONS = 24
 # Common words one letter away from a name in the shipped scenes: never read as a typo of that name.
@@ -488,6 +488,12 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     left_out = reference_only(instruction, world, (*library.reference_words, *library.exception_words,
                                                    *library.stay_words)) | resolution.left_out()
     named_objects = {n for n in named if n in world.objects} - left_out
+    for obj, (said, unknown) in excepted(unread, resolution).items():  # "bar the cup": leaving it is a reading
+        if obj in named_objects and not any(obj in f.objects for f in out.facts):
+            named_objects.discard(obj)
+            words.readings.append(Reading(said, (f"{obj} left where it is",), (obj,), doubt_source(unknown),
+                                          unresolved=True))
+            words.unresolved.append(said)
     positive = {o for f in out.facts if not f.negated for o in f.objects}
     if missing := sorted(named_objects - {o for f in out.facts for o in f.objects}):
         out.refuse(RULE_NAMED_MISSING, f"the instruction names {', '.join(missing)} but no condition says what must "

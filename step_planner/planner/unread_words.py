@@ -21,7 +21,7 @@ refusal; what *was* read still bounds it (the kind noun, the colour, the count).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from step_planner.domain.world import WorldState
@@ -31,6 +31,7 @@ from step_planner.planner.resolution import (
     MENTION,
     THING,
     Lexicon,
+    Phrase,
     Resolution,
     singular,
     tokens,
@@ -50,6 +51,9 @@ class Unread:
     counts: dict[int, int] = field(default_factory=dict)  # a count said with a plural phrase its candidates miss
     defined: frozenset[int] = frozenset()  # unread phrases what follows says ("the upper left drawer", "the
     # writing gear, that is the pencil and the file"): their reading is that, nothing else
+    excepts: dict[int, tuple[str, ...]] = field(default_factory=dict)  # a thing phrase an unknown word right before
+    # it may except from a wider phrase of its sentence ("bar the cup, everything on the table ...")
+    except_from: dict[int, tuple[int, ...]] = field(default_factory=dict)  # the wider phrase -> those it may spare
 
     def of(self, start: int) -> tuple[str, ...]:
         return self.reference.get(start, ())
@@ -148,9 +152,135 @@ def account(text: str, res: Resolution, world: WorldState, lex: Lexicon, extra: 
         for p in same:  # a verb or an adverb of the sentence: where its things go
             if p.start > t or p.role in (THING, MENTION):
                 place.setdefault(p.start, []).append(word)
+    excepts = _excepts(toks, phrases, sentence, known, verbs)
+    except_from: dict[int, list[int]] = {}
+    for p in phrases:  # the wider phrase it may except from: its coverage is doubtful too
+        for start, words in excepts.items():
+            q = next(q for q in phrases if q.start == start)
+            if p.role == THING and p.sentence == q.sentence and set(q.candidates) < set(p.candidates):
+                reference.setdefault(p.start, []).extend(words)
+                except_from.setdefault(p.start, []).append(start)
     return Unread(tuple(unknown), {k: tuple(dict.fromkeys(v)) for k, v in reference.items()},
                   {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence, world),
-                  _defined(toks, phrases, lex, verbs))
+                  _defined(toks, phrases, lex, verbs), excepts, {k: tuple(v) for k, v in except_from.items()})
+
+
+def spared(unread: Unread, res: Resolution, phrase: Phrase, world: WorldState) -> frozenset[str] | None:
+    """What a wider phrase's reading may leave out when an unknown word may except from it ("everything on the
+    table, bar the cup"): the excepted things, and where the resolver read "on the table" as a place while the
+    sentence names another one ("... in the bin"), what is not on it (the words may have said it as a filter).
+    None where no unknown word may except from the phrase."""
+    froms = unread.except_from.get(phrase.start)
+    if not froms:
+        return None
+    out = {c for q in res.phrases if q.start in froms for c in q.candidates}
+    span = phrase.start + len(phrase.said.split()) + 3  # "everything on the table"
+    dests = [q for q in res.of_role(DESTINATION) if q.sentence == phrase.sentence and q.candidates]
+    after = next((q for q in dests if phrase.start < q.start <= span), None)
+    if after is not None and len(dests) > 1:
+        out |= {c for c in phrase.candidates
+                if c in world.objects and world.objects[c].location not in after.candidates}
+    return frozenset(out)
+
+
+def _excepts(toks: list, phrases: list, sentence: list[int], known: frozenset[str],
+             verbs: set[str]) -> dict[int, tuple[str, ...]]:
+    """Thing phrases an unknown word (or words: "aside from", "with the exception of") right before them may
+    except: within three tokens, nothing read between but function words, and a wider phrase of the sentence
+    (a plural or quantified one whose candidates include all of this one's) to except them from. "Chuck the
+    sponge" has no wider phrase: the word there is a verb, not an exception."""
+    out: dict[int, tuple[str, ...]] = {}
+    for p in phrases:
+        if p.role not in (THING, MENTION) or not p.candidates or p.start <= 0:
+            continue
+        if not any(q is not p and q.role == THING and q.sentence == p.sentence
+                   and set(p.candidates) < set(q.candidates) for q in phrases):
+            continue
+        words = []
+        for m in range(p.start - 1, max(-1, p.start - 5), -1):
+            tok = toks[m]
+            if sentence[m] != sentence[p.start] or tok.cls == "punct" or tok.text in verbs:
+                break
+            if tok.sense is None and not tok.cls and not tok.text.isdigit() and tok.text not in known \
+                    and (singular(tok.text) or "") not in known:
+                words.insert(0, tok.text)
+        if words:
+            out[p.start] = tuple(words)
+    return out
+
+
+def excepted(unread: Unread, res: Resolution) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each thing an unknown word may except ("bar the cup"): (what was said, the unknown words)."""
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for p in res.phrases:
+        if (words := unread.excepts.get(p.start)) and p.role in (THING, MENTION):
+            for c in p.candidates:
+                out.setdefault(c, (f"{' '.join(words)} {p.said}", words))
+    return out
+
+
+def state_described(res: Resolution, unread: Unread) -> list[tuple[object, str, tuple[str, ...]]]:
+    """"Put the pen in the drawer with nothing in it": the resolver read "in the drawer" as where the pen is (so
+    the phrase fits nothing) and "in it" as the place. Where unknown words follow the place inside such a phrase,
+    they may describe the place's state: the phrase then means a thing of its noun ("pen"), and the place is
+    where it goes. Returns (the phrase, its noun, the unknown words)."""
+    out = []
+    for p in res.of_role(THING, MENTION):
+        if p.candidates or not p.read or p.start < 0:
+            continue
+        words = p.said.split()
+        inner = [q for q in res.phrases if p.start < q.start < p.start + len(words) and q.candidates
+                 and unread.of(q.start)]
+        cut = next((i for i, w in enumerate(words) if w in ("in", "on", "at", "inside")), 0)
+        if inner and cut > 1:
+            out.append((p, singular(words[cut - 1]) or words[cut - 1], unread.of(inner[0].start)))
+    return out
+
+
+def place_in_phrase(said: str, unread_words: Sequence[str]) -> tuple[str, ...]:
+    """"the sponge in the dustbin": an unread phrase ending with a place said by unknown words (the resolver read
+    the place as part of the thing's description). Returns those words, or () where none ends it."""
+    words = said.split()
+    cut = max((i for i, w in enumerate(words) if w in ("in", "into", "on", "onto", "inside") and i), default=0)
+    tail = [w for w in words[cut + 1:] if w not in ("the", "a", "an")] if cut else []
+    return tuple(tail) if tail and set(tail) <= set(unread_words) else ()
+
+
+def place_reading(phrase_words: Sequence[str], world: WorldState) -> tuple[tuple[str, ...], str]:
+    """The places an unread place noun ("in the dustbin") may name, and how it was read. English compounds are
+    head-final: a "dustbin" is a bin and a "wastebasket" a basket, so a noun ending with (or else holding) a
+    place kind of the scene is read as that kind. This is reading, not guessing: the head noun says the kind.
+    Else a typo (one letter off, or two swapped) of exactly one place noun of the scene is read as it. Else
+    every place may be meant: the reading is the goal's, listed."""
+    kinds: dict[str, set[str]] = {}
+    for name, place in world.places.items():
+        for noun in {place.kind, name.split("_")[-1], name}:
+            if noun:
+                kinds.setdefault(str(noun).lower(), set()).add(name)
+    noun = "".join(phrase_words).lower()
+    head = phrase_words[-1].lower() if phrase_words else ""
+    for test, how in ((lambda k: head == k or noun == k, "its noun"),
+                      (lambda k: noun.endswith(k) or head.endswith(k), "its head noun"),
+                      (lambda k: k in noun, "a place noun in it")):
+        hits = sorted({n for k, names in kinds.items() if len(k) > 2 and test(k) for n in names})
+        if hits:
+            return tuple(hits), how
+    near = [k for k in kinds if _one_off(head, k)]
+    if len({frozenset(kinds[k]) for k in near}) == 1:
+        return tuple(sorted(kinds[near[0]])), f"a typo of '{near[0]}'"
+    return tuple(sorted(world.places)), "any place (no place noun in it)"
+
+
+def _one_off(a: str, b: str) -> bool:
+    """One letter changed, added or dropped, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1 or len(b) < 3:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] \
+            and a[diff[1]] == b[diff[0]]
+    short, long_ = sorted((a, b), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozenset[int]:
