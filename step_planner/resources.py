@@ -64,6 +64,12 @@ def config_path(*parts: str) -> Path:
     return config_dir().joinpath(*parts)
 
 
+def benchmarks_data_dir() -> Path:
+    """The benchmarks' own data (``benchmarks/data``: word lists and suites the planner must never read). It is not
+    installed, so it exists only in a source checkout; callers say what they need it for when it is missing."""
+    return _SOURCE_ROOT / "benchmarks" / "data"
+
+
 INTERFACES = "step_planner_interfaces"
 
 

@@ -38,11 +38,11 @@ from step_planner.bench.goals import Atom, TaskGoalError, check_atom_names, pars
 from step_planner.config_schema import ConfigFileError, ConfigModel, read_yaml, validate
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
-from step_planner.resources import config_path
+from step_planner.resources import benchmarks_data_dir, config_path
 
 TASKS_DIR = config_path("tasks")
 # suites kept out of config/ (not installed): generated from words the planner's reader must not hold
-BENCH_TASKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "tasks"
+BENCH_TASKS_DIR = benchmarks_data_dir() / "tasks"
 SCENES_DIR = config_path("scenes")
 CATEGORIES = ("short_simple", "short_complex", "long_simple", "long_complex", "horizon_simple", "horizon_complex")
 STEPS = {"short": (1, 4), "long": (5, 8), "horizon": (12, 40)}  # primitives, by the category's first word

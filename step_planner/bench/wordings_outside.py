@@ -35,13 +35,12 @@ from step_planner.bench.wordings import (
 )
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
-from step_planner.resources import config_path
+from step_planner.resources import benchmarks_data_dir, config_path
 
 SEED = 43
 PER_CELL = 5  # at most this many instructions per (scene, phenomenon)
-ROOT = Path(__file__).resolve().parents[2]
-WORDS_FILE = ROOT / "benchmarks" / "data" / "outside_words.yaml"
-SUITE_FILE = ROOT / "benchmarks" / "data" / "tasks" / "wordings_outside.yaml"
+WORDS_FILE = benchmarks_data_dir() / "outside_words.yaml"
+SUITE_FILE = benchmarks_data_dir() / "tasks" / "wordings_outside.yaml"
 AMBIGUOUS = ("outside_which",)
 
 
