@@ -52,13 +52,14 @@ def test_every_topic_is_one_the_package_publishes_with_its_durability():
     assert {t["Value"]: cls for cls, t in topics.items()} == TOPICS
     for topic in topics.values():
         assert topic["Reliability Policy"] == "Reliable" and topic["Durability Policy"] == "Transient Local"
-    # the node is started under that name, and publishes ~/markers latched; the sim bridge /robot_description latched
+    # the node is started under that name, and publishes ~/markers latched; the sim bridge robot_description latched,
+    # relative so that it lands in the node's namespace: /robot_description for a node in the root namespace
     common = ast.parse((ROOT / "step_planner" / "ros" / "launch_common.py").read_text())
     names = {kw.value.value for n in ast.walk(common) if isinstance(n, ast.Call)
              for kw in n.keywords if kw.arg == "name" and isinstance(kw.value, ast.Constant)}
     assert NODE_NAME in names
     assert 'create_publisher(MarkerArray, "~/markers", latched())' in (ROOT / "step_planner/ros/markers.py").read_text()
-    assert 'create_publisher(String, "/robot_description", latched())' in \
+    assert 'create_publisher(String, "robot_description", latched())' in \
         (ROOT / "step_planner/ros/sim_bridge.py").read_text()
 
 
