@@ -421,7 +421,9 @@ def _pronoun(w: SceneWords, rng: random.Random) -> Iterator[Item]:
                     yield Item("pronoun", w.scene, text, [put_fact(w, o, dest) for o in objs], {"them": objs})
 
 
-def _exception(w: SceneWords, rng: random.Random) -> Iterator[Item]:
+def exception_cases(w: SceneWords) -> Iterator[tuple[str, str, list[str], str]]:
+    """Every (place, excepted thing, the rest, destination) an exception can be said of: three or more things in
+    view at a place, the excepted one named, the rest going into a container."""
     for at in w.world.places:
         here = w.members(at=at)
         if len(here) < 3 or not all(w.visible(o) for o in here):
@@ -431,15 +433,20 @@ def _exception(w: SceneWords, rng: random.Random) -> Iterator[Item]:
                 continue
             objs = [o for o in here if o != out]
             for dest in w.destinations(objs, containers_only=True):
-                word = rng.choice(("everything", "all the things", "everything else"))
-                if word == "everything else":
-                    text = f"Leave {w.the(out)} where it is; put everything else {w.prep(at)} {w.the(at)} " \
-                           f"{w.prep(dest)} {w.the(dest)}."
-                    phrase = f"everything else {w.prep(at)} {w.the(at)}"
-                else:
-                    text = f"Put {word} {w.prep(at)} {w.the(at)} except {w.the(out)} {w.prep(dest)} {w.the(dest)}."
-                    phrase = f"{word} {w.prep(at)} {w.the(at)} except {w.the(out)}"
-                yield Item("exception", w.scene, text, [put_fact(w, o, dest) for o in objs], {phrase: objs})
+                yield at, out, objs, dest
+
+
+def _exception(w: SceneWords, rng: random.Random) -> Iterator[Item]:
+    for at, out, objs, dest in exception_cases(w):
+        word = rng.choice(("everything", "all the things", "everything else"))
+        if word == "everything else":
+            text = f"Leave {w.the(out)} where it is; put everything else {w.prep(at)} {w.the(at)} " \
+                   f"{w.prep(dest)} {w.the(dest)}."
+            phrase = f"everything else {w.prep(at)} {w.the(at)}"
+        else:
+            text = f"Put {word} {w.prep(at)} {w.the(at)} except {w.the(out)} {w.prep(dest)} {w.the(dest)}."
+            phrase = f"{word} {w.prep(at)} {w.the(at)} except {w.the(out)}"
+        yield Item("exception", w.scene, text, [put_fact(w, o, dest) for o in objs], {phrase: objs})
 
 
 def _group(w: SceneWords, rng: random.Random) -> Iterator[Item]:

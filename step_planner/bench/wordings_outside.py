@@ -28,6 +28,7 @@ from step_planner.bench.wordings import (
     SceneWords,
     _named_visible,
     _singled,
+    exception_cases,
     listing,
     load_lexicon,
     put_fact,
@@ -182,20 +183,12 @@ def _swap(o: Outside, rng: random.Random) -> Iterator[Item]:
 
 def _exception(o: Outside, rng: random.Random) -> Iterator[Item]:
     w = o.w
-    for at in w.world.places:
-        here = w.members(at=at)
-        if len(here) < 3 or not all(w.visible(x) for x in here):
-            continue
-        for out in here:
-            if out not in _named_visible(w):
-                continue
-            objs = [x for x in here if x != out]
-            for dest in w.destinations(objs, containers_only=True):
-                word = rng.choice(o.words["exceptions"])
-                text = rng.choice((f"Put everything {o.d(at)}, {word} {w.the(out)}, {o.d(dest)}.",
-                                   f"{_sentence(word)} {w.the(out)}, everything {o.d(at)} goes {o.d(dest)}."))
-                yield Item("outside_exception", w.scene, text, [put_fact(w, x, dest) for x in objs],
-                           {f"everything {o.d(at)} {word} {w.the(out)}": objs})
+    for at, out, objs, dest in exception_cases(w):
+        word = rng.choice(o.words["exceptions"])
+        text = rng.choice((f"Put everything {o.d(at)}, {word} {w.the(out)}, {o.d(dest)}.",
+                           f"{_sentence(word)} {w.the(out)}, everything {o.d(at)} goes {o.d(dest)}."))
+        yield Item("outside_exception", w.scene, text, [put_fact(w, x, dest) for x in objs],
+                   {f"everything {o.d(at)} {word} {w.the(out)}": objs})
 
 
 def _quantifier(o: Outside, rng: random.Random) -> Iterator[Item]:
