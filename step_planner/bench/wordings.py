@@ -500,7 +500,9 @@ def _polite_indirect(w: SceneWords, rng: random.Random) -> Iterator[Item]:
             yield Item("indirect", w.scene, indirect, [put_fact(w, o, dest)], {w.the(o): [o]})
 
 
-def _which_object(w: SceneWords, rng: random.Random) -> Iterator[Item]:
+def which_cases(w: SceneWords) -> Iterator[tuple[str, list[str], str, str, str]]:
+    """Every (noun, the things it fits, the one meant, its description, the question) where a noun fits several
+    visible things and the one meant can be described: the person is asked which."""
     for noun in w.nouns(countable=True):
         objs = w.members(noun)
         if len(objs) < 2:
@@ -513,14 +515,19 @@ def _which_object(w: SceneWords, rng: random.Random) -> Iterator[Item]:
                 question = f"Which {noun} do you mean: {listing(list(descriptions.values()))}?"
             else:
                 question = f"There are {len(objs)} {w.plural(noun)}; which one do you mean?"
-            for dest in w.destinations([o]):
-                if all(w.world.objects[x].location == dest for x in objs if x != o):
-                    continue
-                text = rng.choice((f"Put the {noun} {w.prep(dest)} {w.the(dest)}.",
-                                   f"Move the {noun} to {w.the(dest)}."))
-                yield Item("which_object", w.scene, text, [put_fact(w, o, dest)], {f"the {noun}": objs},
-                           candidates=objs, question=question, answer=descriptions[o][0].upper() +
-                           descriptions[o][1:] + ".", answer_means=o)
+            yield noun, objs, o, descriptions[o], question
+
+
+def _which_object(w: SceneWords, rng: random.Random) -> Iterator[Item]:
+    for noun, objs, o, description, question in which_cases(w):
+        for dest in w.destinations([o]):
+            if all(w.world.objects[x].location == dest for x in objs if x != o):
+                continue
+            text = rng.choice((f"Put the {noun} {w.prep(dest)} {w.the(dest)}.",
+                               f"Move the {noun} to {w.the(dest)}."))
+            yield Item("which_object", w.scene, text, [put_fact(w, o, dest)], {f"the {noun}": objs},
+                       candidates=objs, question=question, answer=description[0].upper() + description[1:] + ".",
+                       answer_means=o)
 
 
 def _which_place(w: SceneWords, rng: random.Random) -> Iterator[Item]:

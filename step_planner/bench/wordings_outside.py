@@ -33,6 +33,7 @@ from step_planner.bench.wordings import (
     load_lexicon,
     put_fact,
     task_entry,
+    which_cases,
 )
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
@@ -369,27 +370,16 @@ def _typo(o: Outside, rng: random.Random) -> Iterator[Item]:
 def _which(o: Outside, rng: random.Random) -> Iterator[Item]:
     """An outside verb with a noun several visible things fit: the person is asked which, and describes it."""
     w = o.w
-    for noun in w.nouns(countable=True):
-        objs = w.members(noun)
-        if len(objs) < 2:
-            continue
-        descriptions = {x: w.describe(x, objs) for x in objs}
-        for obj in objs:
-            if not descriptions[obj]:
-                continue
-            question = (f"Which {noun} do you mean: {listing(list(descriptions.values()))}?"
-                        if all(descriptions.values()) else
-                        f"There are {len(objs)} {w.plural(noun)}; which one do you mean?")
-            for dest in w.destinations([obj]):
-                if any(w.world.objects[x].location == dest for x in objs):
-                    continue  # "slot the block in the blue tray" with a block in it: a description, not a place
-                to = rng.random() < 0.5
-                verb = rng.choice(o.words["placing_verbs"]["to" if to else "in"])
-                where = f"to {w.the(dest)}" if to else o.d(dest)
-                yield Item("outside_which", w.scene, f"{_sentence(verb)} the {noun} {where}.",
-                           [put_fact(w, obj, dest)], {f"the {noun}": objs}, candidates=objs, question=question,
-                           answer=_sentence(descriptions[obj]) + ".", answer_means=obj)
-
+    for noun, objs, obj, description, question in which_cases(w):
+        for dest in w.destinations([obj]):
+            if any(w.world.objects[x].location == dest for x in objs):
+                continue  # "slot the block in the blue tray" with a block in it: a description, not a place
+            to = rng.random() < 0.5
+            verb = rng.choice(o.words["placing_verbs"]["to" if to else "in"])
+            where = f"to {w.the(dest)}" if to else o.d(dest)
+            yield Item("outside_which", w.scene, f"{_sentence(verb)} the {noun} {where}.",
+                       [put_fact(w, obj, dest)], {f"the {noun}": objs}, candidates=objs, question=question,
+                       answer=_sentence(description) + ".", answer_means=obj)
 
 GENERATORS = {
     "placing_verb": _placing_verb, "disposal": _disposal, "clear_from": _clear_from, "tidying": _tidying,
