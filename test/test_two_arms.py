@@ -4,8 +4,9 @@ namespace of its own, run a goal each at the same time, and both end SUCCEEDED.
 Each planner runs as ``ros2 launch`` starts it (``--ros-args -r __node:=step_planner -r __ns:=/armN``), each robot
 as ``-r __ns:=/armN``; the controllers backend finds its robot's actions, joint states, model poses and gripper
 under its own node's namespace (BoundaryConfig.under), as franka_bringup's ``namespace`` puts an arm's every node
-under it. The graph is read through rclpy's graph API (what ``ros2 node list`` reads): no full node name twice. The
-goals are the offline replay's drawer task (answers recorded from the scripted expert, not an LLM).
+under it. The graph is read through rclpy's graph API (what ``ros2 node list`` reads): no full node name twice in the
+arms' namespaces. The goals are the offline replay's drawer task (answers recorded from the scripted expert, not an
+LLM).
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def test_two_planners_and_two_robots_in_two_namespaces_both_succeed_at_the_same_
         helpers = [("step_planner_controllers", f"/{ns}") for ns in ARMS]
         names = graph_names(*up, *helpers)
         assert set(helpers) <= set(names), names
-        assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+        # only the arms' namespaces are counted: the worker's domain may still list nodes of earlier tests whose
+        # processes were killed (a DDS participant stays in the graph until its lease runs out)
+        ours = [n for n in names if n[1] in {f"/{ns}" for ns in ARMS}]
+        assert len(ours) == len(set(ours)), sorted(n for n in ours if ours.count(n) > 1)
         assert ("step_planner_controllers", "/") not in names, names
         for ns in ARMS:
             assert "already registered" not in (tmp_path / f"{ns}.log").read_text()
