@@ -132,7 +132,8 @@ $(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_p
 	@touch $@
 
 .SECONDEXPANSION:
-$(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) scripts/build_interfaces.sh \
+$(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) test/interfaces/c_and_python_only.cmake \
+                                     scripts/build_interfaces.sh \
                                      scripts/fix_ros_cmake_paths.py $(BUILD_REQ_STAMP)
 	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/test_interfaces/$* test/interfaces/$*
 	@touch $@

@@ -203,7 +203,9 @@ def test_a_goal_leaving_the_fr3s_limits_trips_the_robots_reflex_and_a_load_recov
         assert connection.wait_fresh(time.monotonic() + 0.2, 5.0)
         repeated.append(connection.joints().position["panda_joint6"])
     assert repeated[0] == repeated[1], repeated  # the same sample again, with a fresh stamp
-    assert 0.5445 <= repeated[0] < 0.5445 + 0.05, repeated
+    # at most one 2 ms physics step past the limit (1.3 mrad at 0.65 rad/s): the sample of the very cycle that crossed
+    # can go out before the controller is deactivated (a run read 0.54417)
+    assert 0.5445 - 0.0015 <= repeated[0] < 0.5445 + 0.05, repeated
     assert connection.run_trajectory(waypoints(time_parameterize(np.array([HOME_Q, HOME_Q]), 0.002), 0.02)).status \
         == "rejected"  # an inactive controller rejects every goal
     load_world(connection, drawer_world())  # the stand-in for ~/error_recovery and reactivating the controller
