@@ -60,6 +60,7 @@ RULE_NOTHING_FITS = "nothing_fits"  # nothing in view fits a described phrase
 RULE_ANSWER = "against_answer"  # the pick contradicts the person's answer
 RULE_PLACE = "unmentioned_place"  # an object must end up in a place the words neither name nor imply
 RULE_MISMATCH = "mismatched_place"  # "the tray of its colour": a thing put in a place of another colour
+RULE_SPARE_ASKED = "spared_moved"  # "bar the cup": the cup moved with the rest, the unknown word read as nothing
 
 PLACING = ("in", "on", "at")
 
@@ -95,6 +96,7 @@ class WordCheck:
     readings: list[Reading] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)  # phrases the resolver could not read, taken as readings
     ends: str = ""  # the goal cannot be met as the words say: why
+    questions: list[str] = field(default_factory=list)  # what only the person can settle, put to them
 
     def refuse(self, rule: str, text: str) -> None:
         if (rule, text) not in self.problems:
@@ -213,8 +215,15 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
                                         doubt_source(doubt), unresolved=True))
             uncovered = {o: f for o, f in uncovered.items() if o not in taken}
             refused -= set(taken)  # the drawer it names still decides where they go
-    for obj, (said, words) in excepted(unread, res).items():  # "bar the cup": moving it too is only a reading
-        if obj in changed:
+    for obj, (said, words) in excepted(unread, res).items():  # "bar the cup": moving it too is only a reading,
+        if obj in changed:  # but moving it with the rest to the same place reads the word as saying nothing: asked
+            if not answers and (rest := _with_the_rest(obj, res, unread, changed)):
+                out.refuse(RULE_SPARE_ASKED, f"{changed[obj][0]}: '{said}' names the {_spoken(obj)} apart from "
+                           f"'{rest}' with a word the reader does not know ({_listing(words)}); moving it with the "
+                           "rest to the same place reads that word as saying nothing: the person is asked")
+                out.questions.append(f"Should the {_spoken(obj)} stay where it is? You said '{said}', and I do not "
+                                     f"know the word{'s' * (len(words) > 1)} {_listing(words)}.")
+                continue
             out.unresolved.append(said)
             out.readings.append(Reading(said, tuple(str(f) for f in changed[obj]), (obj,), doubt_source(words),
                                         unresolved=True))
@@ -228,6 +237,23 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
             start, holds if stays else (lambda _f: False), out, unread)
     return out
+
+
+def _with_the_rest(obj: str, res: Resolution, unread: Unread, changed: dict[str, list[Condition]]) -> str:
+    """The wider phrase an unknown word may except ``obj`` from ("everything on the table, bar the cup"), where
+    the goal puts ``obj`` where it puts the rest of that phrase's things ('' where it does not)."""
+    def dests(name: str) -> set[str]:
+        return {f.args[1] for f in changed.get(name, []) if f.predicate in PLACING and not f.negated}
+
+    for wide, froms in unread.except_from.items():
+        p = next((q for q in res.phrases if q.start == wide), None)
+        spared = {c for q in res.phrases if q.start in froms for c in q.candidates}
+        if p is None or obj not in spared:
+            continue
+        rest = set().union(*(dests(c) for c in p.candidates if c not in spared))
+        if dests(obj) and dests(obj) <= rest:
+            return p.said
+    return ""
 
 
 def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolution], world: WorldState,
@@ -343,6 +369,9 @@ def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldSta
         if not picked:
             continue
         if (doubt := unread.of(p.start)) and set(picked) != set(p.candidates):  # which one: the unread word may say
+            if not answers and (bound := unread.bounded.get(p.start)) and not set(picked) <= set(bound):
+                out.asks.append(Ask(p.said, p.candidates, picked))  # what was read picks another: the person says
+                continue
             out.readings.append(Reading(p.said, picked, p.kinds, doubt_source(doubt), unresolved=True))
             out.unresolved.append(p.said)
             continue

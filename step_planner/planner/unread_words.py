@@ -33,6 +33,7 @@ from step_planner.planner.resolution import (
     Lexicon,
     Phrase,
     Resolution,
+    resolve,
     singular,
     tokens,
     vocabulary,
@@ -54,6 +55,8 @@ class Unread:
     excepts: dict[int, tuple[str, ...]] = field(default_factory=dict)  # a thing phrase an unknown word right before
     # it may except from a wider phrase of its sentence ("bar the cup, everything on the table ...")
     except_from: dict[int, tuple[int, ...]] = field(default_factory=dict)  # the wider phrase -> those it may spare
+    bounded: dict[int, tuple[str, ...]] = field(default_factory=dict)  # a doubtful singular phrase -> what its read
+    # words alone pick ("the block way over on the right" read as "the block on the right")
 
     def of(self, start: int) -> tuple[str, ...]:
         return self.reference.get(start, ())
@@ -162,7 +165,28 @@ def account(text: str, res: Resolution, world: WorldState, lex: Lexicon, extra: 
                 except_from.setdefault(p.start, []).append(start)
     return Unread(tuple(unknown), {k: tuple(dict.fromkeys(v)) for k, v in reference.items()},
                   {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence, world),
-                  _defined(toks, phrases, lex, verbs), excepts, {k: tuple(v) for k, v in except_from.items()})
+                  _defined(toks, phrases, lex, verbs, world), excepts, {k: tuple(v) for k, v in except_from.items()},
+                  _bounded(toks, set(unknown), [p for p in phrases if p.start in reference], world, lex))
+
+
+def _bounded(toks: list, unknown: set[str], doubtful: list, world: WorldState,
+             lex: Lexicon) -> dict[int, tuple[str, ...]]:
+    """What each doubtful singular phrase means on its read words alone: the instruction read again without its
+    unknown words ("the block way over on the right" -> "the block on the right", "the block that's presently
+    perched in the blue tray" -> "the block that's in the blue tray"), kept where that reads a narrower description
+    of the same phrase. The unknown words may still change it ("the block formerly in the tray"), so a pick outside
+    it is put to the person, never refused."""
+    doubtful = [p for p in doubtful if not p.plural and p.definite and len(p.candidates) > 1]
+    if not doubtful or not unknown:
+        return {}
+    again = resolve(" ".join(t.text for t in toks if t.text not in unknown), world, lex).phrases
+    out: dict[int, tuple[str, ...]] = {}
+    for p in doubtful:
+        q = next((q for q in again if q.role == p.role and q.read and q.candidates and q.said != p.said
+                  and q.said.startswith(p.said + " ") and set(q.candidates) < set(p.candidates)), None)
+        if q is not None:
+            out[p.start] = q.candidates
+    return out
 
 
 def spared(unread: Unread, res: Resolution, phrase: Phrase, world: WorldState) -> frozenset[str] | None:
@@ -283,11 +307,13 @@ def _one_off(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
-def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozenset[int]:
+def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str], world: WorldState) -> frozenset[int]:
     """Unread phrases that say no thing of their own: the first words of a longer description ("the upper left
     drawer": 'the upper', then 'left drawer'), a group defined right after it ("the writing gear - the pencil and
     the file", "the writing gear, that is the pencil and the file"), something of a thing said before ("its
-    hue"), or a relative clause read as a phrase ("the tray that matches ...")."""
+    hue"), something of the things said right after "of" ("the places of the tape and the wrench": an attribute,
+    a part or a quantity of them; "the contents of the drawer" is not bounded so, a drawer holds things), or a
+    relative clause read as a phrase ("the tray that matches ...")."""
     out = set()
     opening = {",", ":", *lex.words("determiners"), "that", "namely", "i", "e", "ie", "meaning", "is", "so"}
     describing = set(lex.colours) | set(lex.words("sides")) | set(lex.words("sizes")) | lex.words("ordinals") \
@@ -298,6 +324,13 @@ def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozen
         first = toks[p.start].text
         if first in ("its", "their") or first in lex.words("relative") and p.start and toks[p.start - 1].sense:
             out.add(p.start)
+            continue
+        of = next((q for q in phrases if q.start > p.start and q.sentence == p.sentence), None)
+        cut = next((m for m in range(p.start + 1, of.start) if toks[m].text in lex.words("partitive")), 0) if of else 0
+        if cut and of.candidates and all(c in world.objects for c in of.candidates) \
+                and not any(toks[m].text in verbs or toks[m].sense is not None for m in range(p.start, cut)) \
+                and all(toks[m].sense is None and not toks[m].cls for m in range(cut + 1, of.start)):
+            out.add(p.start)  # "the places of the red block and the cup": something of those things, no other
             continue
         end = p.start + 1 + (0 if p.candidates else len(p.unread))  # after its noun, or its unknown words
         nxt = next((q for q in phrases if q.start >= end and q.sentence == p.sentence), None)
