@@ -31,6 +31,11 @@ def checked(library, scene: str, text: str, goal: list[str]):
     return check_goal(goal, text, Beliefs(world_of(scene)), library)
 
 
+def checked_answered(library, text: str, goal: list[str], answer: str):
+    return check_goal(goal, f"{text} {answer}", Beliefs(world_of("blocks_tray")), library, answered=True,
+                      answers=[answer])
+
+
 def test_the_slot_words_are_words_the_resolver_does_not_hold():
     known = known_words(default_lexicon(), world_of("blocks_tray")) | known_words(default_lexicon(),
                                                                                   world_of("office_drawers"))
@@ -48,8 +53,16 @@ def test_an_unknown_word_before_a_named_thing_may_except_it(library, word, templ
     out = checked(library, "blocks_tray", text, meant)
     assert out.ok, out.problems
     assert any("cup" in said for said in out.unresolved), "leaving the cup out rests on the unread word: listed"
-    kept = checked(library, "blocks_tray", text, [*meant, "in(cup, bin)"])
-    assert kept.ok and any("cup" in said for said in kept.unresolved), "moving it too: a reading, never silent"
+    kept = checked(library, "blocks_tray", text, [*meant, "in(cup, bin)"])  # with the rest, to the same place:
+    assert kept.rules == ["spared_moved"] and kept.person_only, kept.problems  # the word read as nothing: asked
+    assert kept.questions and "cup" in kept.questions[0] and any(w in kept.questions[0] for w in word.split()
+                                                                  if w not in ("the", "of", "from", "with"))
+    spare = checked_answered(library, text, [*meant, "in(cup, bin)"], "leave the cup where it is")
+    assert spare.rules == ["against_answer"] and "leave the cup where it is" in spare.problems[0]
+    answered = checked_answered(library, text, [*meant, "in(cup, bin)"], "no, the cup goes in the bin too")
+    assert answered.ok and any("cup" in said for said in answered.unresolved), "once answered: a reading, shown"
+    elsewhere = checked(library, "blocks_tray", f"{text} The cup goes in the box.", [*meant, "in(cup, box)"])
+    assert elsewhere.ok and "spared_moved" not in elsewhere.rules, "another place: the word said something"
     narrow = checked(library, "blocks_tray", text, meant[1:])  # the red block left out: no word spares it
     assert "narrow_reading" in narrow.rules, narrow.problems
     if template.startswith("{w}"):  # "put everything on the table, ...": 'everything' is read as all of it
@@ -90,3 +103,32 @@ def test_a_state_said_of_a_drawer_licenses_the_drawer_not_a_thing(library, word)
     assert "unmentioned_place" in checked(library, "office_drawers", text, ["in(pen, tray)"]).rules
     other = checked(library, "office_drawers", text, ["in(cup, left_drawer)"])  # "the pen" cannot mean the cup
     assert "unmentioned_thing" in other.rules, other.problems
+
+
+@pytest.mark.parametrize("hedge", WORDS["hedges"])
+@pytest.mark.parametrize("scene, said, meant, other, place", [
+    ("two_drawers", "on the right", "blue_block", "red_block", "bottom_drawer"),
+    ("colour_sort", "in the blue tray", "yellow_block_4", "red_block_1", "green_tray"),
+])
+def test_unknown_words_before_a_read_description_leave_it_deciding_which(library, hedge, scene, said, meant, other,
+                                                                         place):
+    text = f"Put the block {hedge} {said} in the {place.replace('_', ' ')}."
+    right = checked(library, scene, text, [f"in({meant}, {place})"])
+    assert right.ok and "the block" in right.unresolved, right.problems  # a reading, listed
+    wrong = checked(library, scene, text, [f"in({other}, {place})"])  # what was read picks another: asked
+    assert wrong.rules == ["guessed_reference"] and wrong.person_only, wrong.problems
+    answered = check_goal([f"in({meant}, {place})"], f"{text} {meant.replace('_', ' ')}", Beliefs(world_of(scene)),
+                          library, answered=True, answers=[meant.replace("_", " ")])
+    assert answered.ok, answered.problems
+
+
+@pytest.mark.parametrize("noun", WORDS["relational_nouns"])
+def test_an_unknown_noun_of_named_things_means_nothing_else(library, noun):
+    text = f"Flonk the {noun} of the red block and the yellow block."  # yellow in the tray, red on the table
+    swapped = ["in(red_block, tray)", "on(yellow_block, table)"]
+    assert checked(library, "blocks_tray", text, swapped).ok
+    extra = checked(library, "blocks_tray", text, [*swapped, "in(cup, tray)"])
+    assert "unmentioned_thing" in extra.rules and f"the {noun}" in " ".join(extra.problems), extra.problems
+    # not so of a place: "the quibs of the tray" may be what it holds
+    held = checked(library, "blocks_tray", f"Flonk the {noun} of the tray into the box.", ["in(yellow_block, box)"])
+    assert held.ok, held.problems

@@ -36,6 +36,7 @@ from step_planner.planner.resolution import (
     Lexicon,
     Phrase,
     Resolution,
+    resolve,
     resolve_answer,
     singular,
 )
@@ -149,7 +150,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     out = WordCheck()
     start = start or world
     unread = unread or Unread()
-    given, (res, answered) = res, _bind_answers(res, answers, also, world, lex)
+    given, (res, answered) = res, _bind_answers(res, answers, also, world, lex, unread)
     changed = changes(facts, world, holds)
     exempt = set(exempt)
     referring = res.of_role(THING, MENTION)
@@ -217,6 +218,10 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
             refused -= set(taken)  # the drawer it names still decides where they go
     for obj, (said, words) in excepted(unread, res).items():  # "bar the cup": moving it too is only a reading,
         if obj in changed:  # but moving it with the rest to the same place reads the word as saying nothing: asked
+            if (answer := _sparing(answers, obj, world, lex)) is not None:
+                out.refuse(RULE_ANSWER, f"{changed[obj][0]}: the person's answer '{answer}' leaves the "
+                           f"{_spoken(obj)} where it is")
+                continue
             if not answers and (rest := _with_the_rest(obj, res, unread, changed)):
                 out.refuse(RULE_SPARE_ASKED, f"{changed[obj][0]}: '{said}' names the {_spoken(obj)} apart from "
                            f"'{rest}' with a word the reader does not know ({_listing(words)}); moving it with the "
@@ -256,11 +261,27 @@ def _with_the_rest(obj: str, res: Resolution, unread: Unread, changed: dict[str,
     return ""
 
 
+def _sparing(answers: Sequence[str], obj: str, world: WorldState, lex: Lexicon) -> str | None:
+    """The person's answer that leaves ``obj`` out ("leave the cup", "except the cup", "the cup stays where it
+    is"): it names no other thing and says a word of the lexicon's exceptions or stay phrases. An answer without
+    such a word ("yes", "it goes too") is the model's reading, shown."""
+    sparing = lex.words("exceptions") | {p for p, k in lex.phrases.items() if k == "stay"}
+    for answer in reversed(answers):
+        said = f" {' '.join(answer.lower().replace(',', ' ').replace('.', ' ').split())} "
+        if any(f" {w} " in said for w in sparing) and resolve_answer(answer, (obj,), world, lex) in ((obj,), None) \
+                and not any(p.candidates and obj not in p.candidates
+                            for p in resolve(answer, world, lex).of_role(THING, MENTION, EXCEPTION)):
+            return answer
+    return None
+
+
 def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolution], world: WorldState,
-                  lex: Lexicon) -> tuple[Resolution, dict[str, tuple[str, str]]]:
+                  lex: Lexicon, unread: Unread) -> tuple[Resolution, dict[str, tuple[str, str]]]:
     """The person's answers bind: a phrase some answer says which of its candidates are meant ("the tool" ->
-    "the chisel") has those candidates only, for every check. Returns the bound resolution and, for each thing
-    an answer left out, (the phrase said, the answer; "" for a singular phrase, whose pick is checked apart)."""
+    "the chisel") has those candidates only, for every check. An answer naming only what an unknown word may
+    spare from the phrase ("bar the cup" -> "the cup goes too") says whether it is spared, not which the phrase
+    means. Returns the bound resolution and, for each thing an answer left out, (the phrase said, the answer;
+    "" for a singular phrase, whose pick is checked apart)."""
     if not answers:
         return res, {}
     phrases: list[Phrase] = []
@@ -272,7 +293,9 @@ def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolu
                 if meaning:  # "yes, the battery goes there with the tape and the eraser": all it names
                     meaning = tuple(sorted({*meaning, *(c for q in said.of_role(THING, MENTION, REFERENCE)
                                                         for c in q.candidates if c in p.candidates)}))
-                if meaning and set(meaning) < set(p.candidates):
+                spared = {c for q in res.phrases if q.start in unread.except_from.get(p.start, ())
+                          for c in q.candidates}
+                if meaning and set(meaning) < set(p.candidates) and not set(meaning) <= spared:
                     left |= {c: (p.said, answer if p.plural else "") for c in p.candidates if c not in meaning}
                     p = replace(p, candidates=tuple(meaning), read=True, unread=(), plural=len(meaning) > 1)
                     break

@@ -223,7 +223,8 @@ def _excepts(toks: list, phrases: list, sentence: list[int], known: frozenset[st
         words = []
         for m in range(p.start - 1, max(-1, p.start - 5), -1):
             tok = toks[m]
-            if sentence[m] != sentence[p.start] or tok.cls == "punct" or tok.text in verbs:
+            if sentence[m] != sentence[p.start] or tok.cls == "punct" or tok.text in verbs or tok.sense is not None \
+                    or any(q.start == m for q in phrases):  # "the drawing stuff - the pencil": a noun read stops
                 break
             if tok.sense is None and not tok.cls and not tok.text.isdigit() and tok.text not in known \
                     and (singular(tok.text) or "") not in known:
