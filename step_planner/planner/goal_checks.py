@@ -159,6 +159,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     may_be_hidden = any(p.hidden for p in referring)
     left_out = res.left_out()
     uncovered: dict[str, Condition] = {}
+    refused_aside: set[str] = set()
     for obj, its in changed.items():
         fact = its[0]
         if obj in left_out:
@@ -179,10 +180,18 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
         elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)) \
                 and not all(f.predicate == "empty" and f.args[0] in licensed for f in its):
             uncovered[obj] = fact  # "empty the tray": what the tray holds is what the words move
+    for p in referring:  # "everything on the table, bar the cup, in the bin": the aside does not widen it
+        said, holds_ = unread.aside.get(p.start, ("", ()))
+        for obj in [o for o in changed if said and o in p.candidates and o not in holds_ and o not in uncovered
+                    and not any(q is not p and o in q.candidates and (q.read or q.hidden) for q in referring)]:
+            out.refuse(RULE_UNREFERRED, f"{changed[obj][0]}: nothing in the words refers to the {_spoken(obj)} "
+                       f"('{p.said}' is '{said}' without the aside between the commas, which can only name things)")
+            uncovered.pop(obj, None)
+            refused_aside.add(obj)
     unresolved = [p for p in res.unresolved  # "the pen" not seen yet, the goal's pen hidden: that is what it names
                   if not any(_hidden(world, o) and set(o.split("_")) & set(p.unread) for o in changed)]
     loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
-    refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
+    refused = set(uncovered) | refused_aside  # refused, or the reading of an unread phrase: their places are in it
     for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
         taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex, phrase.start in unread.defined)}
         if taken:

@@ -57,6 +57,9 @@ class Unread:
     except_from: dict[int, tuple[int, ...]] = field(default_factory=dict)  # the wider phrase -> those it may spare
     bounded: dict[int, tuple[str, ...]] = field(default_factory=dict)  # a doubtful singular phrase -> what its read
     # words alone pick ("the block way over on the right" read as "the block on the right")
+    aside: dict[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # a wider phrase an aside may
+    # except from -> how it reads without the aside, and what that holds ("everything on the table, bar the cup,
+    # in the bin" -> "everything on the table")
 
     def of(self, start: int) -> tuple[str, ...]:
         return self.reference.get(start, ())
@@ -166,7 +169,30 @@ def account(text: str, res: Resolution, world: WorldState, lex: Lexicon, extra: 
     return Unread(tuple(unknown), {k: tuple(dict.fromkeys(v)) for k, v in reference.items()},
                   {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence, world),
                   _defined(toks, phrases, lex, verbs, world), excepts, {k: tuple(v) for k, v in except_from.items()},
-                  _bounded(toks, set(unknown), [p for p in phrases if p.start in reference], world, lex))
+                  _bounded(toks, set(unknown), [p for p in phrases if p.start in reference], world, lex),
+                  _asides(toks, phrases, except_from, world, lex))
+
+
+def _asides(toks: list, phrases: list, except_from: dict[int, list[int]], world: WorldState,
+            lex: Lexicon) -> dict[int, tuple[str, tuple[str, ...]]]:
+    """"Put everything on the table, bar the cup, in the bin": the resolver reads "on the table" as a place,
+    the aside between the commas cutting it from "in the bin". An aside can only name things (each licensed by its
+    own phrase) and spare them; it cannot widen the phrase before it to things it does not name. So the sentence
+    read without the aside bounds that phrase: "everything on the table" holds only what is on the table."""
+    out: dict[int, tuple[str, tuple[str, ...]]] = {}
+    for wide, spared in except_from.items():
+        p = next(q for q in phrases if q.start == wide)
+        for start in spared:
+            before = [m for m in range(wide + 1, start) if toks[m].text == ","]
+            after = next((m for m in range(start + 1, len(toks)) if toks[m].cls == "punct"), None)
+            if not before or after is None or toks[after].text != ",":
+                continue
+            again = resolve(" ".join(t.text for m, t in enumerate(toks) if not before[-1] <= m <= after), world, lex)
+            q = next((q for q in again.phrases if q.role == p.role and q.read and q.said.startswith(p.said)
+                      and q.said != p.said and set(q.candidates) < set(p.candidates)), None)
+            if q is not None:
+                out[wide] = (q.said, q.candidates)
+    return out
 
 
 def _bounded(toks: list, unknown: set[str], doubtful: list, world: WorldState,
