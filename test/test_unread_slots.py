@@ -133,3 +133,15 @@ def test_an_unknown_noun_of_named_things_means_nothing_else(library, noun):
     # not so of a place: "the quibs of the tray" may be what it holds
     held = checked(library, "blocks_tray", f"Flonk the {noun} of the tray into the box.", ["in(yellow_block, box)"])
     assert held.ok, held.problems
+
+
+@pytest.mark.parametrize("adjective", WORDS["colour_adjectives"])
+def test_a_pronoun_place_means_a_place_said_before_it(library, adjective):
+    """'one block of the <unknown> colour in it': the resolver leaves 'it' unread, but a pronoun names nothing
+    new: the place is one said before it in its sentence (each tray), never the table."""
+    text = f"Every tray has one block of the {adjective} colour in it; move those to the trays of their colour."
+    goal = ["in(blue_block_4, blue_tray)", "in(red_block_4, red_tray)", "in(yellow_block_4, yellow_tray)",
+            "in(green_block_4, green_tray)"]
+    assert checked(library, "colour_sort", text, goal).ok
+    tabled = checked(library, "colour_sort", text, [*goal[:1], "on(red_block_4, table)", *goal[2:]])
+    assert tabled.rules == ["unmentioned_place"] and "'it'" in tabled.problems[0], tabled.problems

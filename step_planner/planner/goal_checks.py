@@ -249,7 +249,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     _matching_places(facts, res, world, lex, out)
     said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
     _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
-            start, holds if stays else (lambda _f: False), out, unread)
+            start, holds if stays else (lambda _f: False), out, unread, lex)
     return out
 
 
@@ -468,7 +468,7 @@ def _answer_meaning(answers: Sequence[str], candidates: tuple[str, ...], world: 
 
 
 def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, start: WorldState,
-            holds: Callable[[Condition], bool], out: WordCheck, unread: Unread) -> None:
+            holds: Callable[[Condition], bool], out: WordCheck, unread: Unread, lex: Lexicon) -> None:
     said = {c for p in res.phrases if p.role not in (EXCEPTION, REPLACED) for c in p.candidates}
     taken_back = {c for p in res.of_role(REPLACED) for c in p.candidates} - said
     for fact in facts:
@@ -498,7 +498,7 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
         unread_places = [p for p in res.of_role(DESTINATION) if not p.candidates and p.unread
                          and (about is None or p.sentence == about.sentence)]
         if implied is None and unread_places:  # "in the dustbin": what its noun says bounds the reading
-            read = [(p, *place_reading(p.unread, world)) for p in unread_places]
+            read = [(p, *_pronoun_places(p, res, world, lex)) for p in unread_places]
             fits = [(p, how) for p, places, how in read if place in places]
             if fits:
                 p, how = fits[0]
@@ -520,6 +520,17 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
             out.unresolved.append(said)
         else:
             out.refuse(RULE_PLACE, f"{fact}: " + _place_words(obj, place, res))
+
+
+def _pronoun_places(p: Phrase, res: Resolution, world: WorldState, lex: Lexicon) -> tuple[tuple[str, ...], str]:
+    """The places an unread place phrase may name: a pronoun ("in it") only a place said before it in its sentence
+    (a pronoun names nothing new), else what its noun says (:func:`place_reading`)."""
+    if p.said in lex.words("pronouns_singular") | lex.words("pronouns_plural"):
+        said = sorted({c for q in res.phrases if q.sentence == p.sentence and 0 <= q.start < p.start
+                       for c in q.candidates if c in world.places})
+        if said:
+            return tuple(said), "what it refers back to"
+    return place_reading(p.unread, world)
 
 
 def _place_words(obj: str, place: str, res: Resolution) -> str:

@@ -751,7 +751,7 @@ def _implied(parse: _Parse) -> list[Implied]:
             if not hits:
                 continue
         elif f" {said} " not in joined:
-            verb, particle = parts[0], parts[-1]
+            verb, particle = parts[0], " ".join(parts[1:])  # "get ... out of" is not "get rid of"
             if not re.search(rf"\b{verb}\b(?: [a-z0-9_ ]{{0,40}}?)?\b{particle}\b", " ".join(words)):
                 continue
         if any(i.said in said or said in i.said or (i.said.split()[0], i.said.split()[-1]) == (parts[0], parts[-1])
