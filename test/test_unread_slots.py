@@ -130,6 +130,11 @@ def test_an_unknown_noun_of_named_things_means_nothing_else(library, noun):
     assert checked(library, "blocks_tray", text, swapped).ok
     extra = checked(library, "blocks_tray", text, [*swapped, "in(cup, tray)"])
     assert "unmentioned_thing" in extra.rules and f"the {noun}" in " ".join(extra.problems), extra.problems
+    # "the <unknown> of them": 'them' is what was said before, not the unread phrase it follows
+    lot = f"The blocks on the table: the zeppy {noun} of them go in the bin."
+    blocks = ["in(red_block, bin)", "in(blue_block, bin)", "in(green_block, bin)"]
+    assert checked(library, "two_drawers", lot, blocks).ok
+    assert "unmentioned_thing" in checked(library, "two_drawers", lot, [*blocks, "in(sponge, bin)"]).rules
     # not so of a place: "the quibs of the tray" may be what it holds
     held = checked(library, "blocks_tray", f"Flonk the {noun} of the tray into the box.", ["in(yellow_block, box)"])
     assert held.ok, held.problems

@@ -486,8 +486,9 @@ def _matching(parse: _Parse, k: int) -> tuple[int, str] | None:
 
 
 def _antecedent(parse: _Parse, i: int, plural_wanted: bool | None) -> Phrase | None:
+    of = parse.text(i - 1) in parse.lex.words("partitive")  # "the entire lot of them": not "the entire lot"
     for p in reversed(parse.phrases):
-        if p.start >= i or p.role in (DESTINATION, REFERENCE) and not p.plural:
+        if p.start >= i or p.role in (DESTINATION, REFERENCE) and not p.plural or of and not p.read and not p.kinds:
             continue
         if p.role == REFERENCE and plural_wanted is False:
             continue
