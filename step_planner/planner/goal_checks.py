@@ -41,6 +41,7 @@ from step_planner.planner.resolution import (
     singular,
 )
 from step_planner.planner.unread_words import (
+    ANY_PLACE,
     Unread,
     doubt_source,
     excepted,
@@ -48,6 +49,7 @@ from step_planner.planner.unread_words import (
     known_nouns,
     place_in_phrase,
     place_reading,
+    ranked_place,
     spared,
     state_described,
 )
@@ -195,15 +197,17 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
         taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex, phrase.start in unread.defined)}
         if taken:
-            if any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
+            if where := any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
                 refused -= set(taken)  # the words say where ("tidy the glorp into the box"): that still decides
             out.unresolved.append(phrase.said)
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
                                         unresolved=True))
-            if tail := place_in_phrase(phrase.said, phrase.unread):  # "the sponge in the dustbin": a bin
+            if not where and (tail := place_in_phrase(phrase.said, phrase.unread)):  # "the sponge in the dustbin"
                 places, how = place_reading(tail, world)
                 for f in taken.values():
-                    if f.predicate in PLACING and not f.negated and f.args[1] not in places:
+                    if f.predicate in PLACING and not f.negated and f.args[1] in places and how == ANY_PLACE:
+                        _ranked(f, f"the {' '.join(tail)}", tail, places, answers, world, lex, out)
+                    elif f.predicate in PLACING and not f.negated and f.args[1] not in places:
                         out.refuse(RULE_PLACE, f"{f}: the words name '{' '.join(tail)}' as the place (read by {how} "
                                    f"as {_listing(places)}), not {f.args[1]}")
             uncovered = {o: f for o, f in uncovered.items() if o not in taken}
@@ -249,7 +253,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     _matching_places(facts, res, world, lex, out)
     said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
     _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
-            start, holds if stays else (lambda _f: False), out, unread, lex)
+            start, holds if stays else (lambda _f: False), out, unread, lex, answers)
     return out
 
 
@@ -468,7 +472,8 @@ def _answer_meaning(answers: Sequence[str], candidates: tuple[str, ...], world: 
 
 
 def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, start: WorldState,
-            holds: Callable[[Condition], bool], out: WordCheck, unread: Unread, lex: Lexicon) -> None:
+            holds: Callable[[Condition], bool], out: WordCheck, unread: Unread, lex: Lexicon,
+            answers: Sequence[str]) -> None:
     said = {c for p in res.phrases if p.role not in (EXCEPTION, REPLACED) for c in p.candidates}
     taken_back = {c for p in res.of_role(REPLACED) for c in p.candidates} - said
     for fact in facts:
@@ -502,6 +507,8 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
             fits = [(p, how) for p, places, how in read if place in places]
             if fits:
                 p, how = fits[0]
+                if how == ANY_PLACE and _ranked(fact, p.said, p.unread, tuple(world.places), answers, world, lex, out):
+                    continue
                 out.readings.append(Reading(p.said, (str(fact),), (place,), doubt_source(p.unread) + f", read by {how}",
                                             unresolved=True))
                 out.unresolved.append(p.said)
@@ -520,6 +527,24 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
             out.unresolved.append(said)
         else:
             out.refuse(RULE_PLACE, f"{fact}: " + _place_words(obj, place, res))
+
+
+def _ranked(fact: Condition, said: str, words: Sequence[str], places: Sequence[str], answers: Sequence[str],
+            world: WorldState, lex: Lexicon, out: WordCheck) -> bool:
+    """"The carton", a noun with no place noun in it, may be any place; where the embeddings rank one place of
+    the scene clearly first (:func:`ranked_place`) and the goal puts the thing elsewhere, only the person can say:
+    asked, and their answer binds. Returns whether the goal's place was settled so (asked or refused)."""
+    top = ranked_place(words, places)
+    if top is None or fact.args[1] == top:
+        return False
+    meaning = _answer_meaning(answers, tuple(places), world, lex)
+    if meaning is None:
+        out.asks.append(Ask(said, tuple(places), (fact.args[1],)))
+    elif fact.args[1] not in meaning:
+        out.refuse(RULE_ANSWER, f"{fact}: the person's answer means {_listing(meaning)} for '{said}'")
+    else:
+        return False
+    return True
 
 
 def _pronoun_places(p: Phrase, res: Resolution, world: WorldState, lex: Lexicon) -> tuple[tuple[str, ...], str]:

@@ -319,7 +319,33 @@ def place_reading(phrase_words: Sequence[str], world: WorldState) -> tuple[tuple
     near = [k for k in kinds if _one_off(head, k)]
     if len({frozenset(kinds[k]) for k in near}) == 1:
         return tuple(sorted(kinds[near[0]])), f"a typo of '{near[0]}'"
-    return tuple(sorted(world.places)), "any place (no place noun in it)"
+    return tuple(sorted(world.places)), ANY_PLACE
+
+
+RANK_MARGIN = 0.05  # cosine: how far ahead the top-ranked place must be for a goal elsewhere to be asked about
+ANY_PLACE = "any place (no place noun in it)"  # how place_reading reads a noun with no place noun in it
+_RANKS: dict[tuple[str, tuple[str, ...]], str | None] = {}
+
+
+def ranked_place(phrase_words: Sequence[str], places: Sequence[str], embed=None) -> str | None:
+    """The place an unknown place noun with no place noun in it ("the carton") is most likely to name, where one
+    stands out: the scene's places ranked by all-MiniLM-L6-v2 cosine similarity with the noun, the first kept
+    only when it is ``RANK_MARGIN`` ahead of the second. Embeddings are too noisy to decide a sense, so this only
+    ranks: a goal putting a thing elsewhere is put to the person, never refused. None where the model is not
+    installed or nothing stands out. ``embed``: a stand-in embedder (texts -> unit vectors), for tests."""
+    key = (" ".join(phrase_words).lower(), tuple(sorted(places)))
+    if embed is None and key in _RANKS:
+        return _RANKS[key]
+    try:
+        from step_planner.planner.memory import minilm_embedder
+        vectors = (embed or minilm_embedder())([key[0], *(p.replace("_", " ") for p in key[1])])
+    except (ImportError, OSError):  # a minimal install without the model: the reading stays any place
+        return None
+    scores = sorted(((float(vectors[i + 1] @ vectors[0]), p) for i, p in enumerate(key[1])), reverse=True)
+    top = scores[0][1] if len(scores) == 1 or scores[0][0] - scores[1][0] >= RANK_MARGIN else None
+    if embed is None:
+        _RANKS[key] = top
+    return top
 
 
 def _one_off(a: str, b: str) -> bool:
