@@ -201,3 +201,14 @@ def test_the_shipped_embeddings_rank_a_place_noun_nobody_listed(library):
     assert "bucket" not in known_words(default_lexicon(), world_of("blocks_tray"))
     assert checked(library, "blocks_tray", text, ["in(red_block, bin)"]).ok
     assert checked(library, "blocks_tray", text, ["in(red_block, tray)"]).rules == ["guessed_reference"]
+
+
+@pytest.mark.parametrize("noun", WORDS["relational_nouns"])
+def test_an_apposition_ending_the_sentence_restates_the_plural_before_it(library, noun):
+    blocks = ["in(red_block, bin)", "in(blue_block, bin)", "in(green_block, bin)"]  # on blocks_tray's table
+    text = f"Put the blocks on the table in the bin, the zeppy {noun}."
+    assert checked(library, "blocks_tray", text, blocks).ok
+    assert "unmentioned_thing" in checked(library, "blocks_tray", text, [*blocks, "in(cup, bin)"]).rules
+    # "too" adds: the unknown noun may then be another thing, the model's reading
+    assert checked(library, "blocks_tray", f"Put the blocks on the table in the bin, the zeppy {noun} too.",
+                   [*blocks, "in(cup, bin)"]).ok

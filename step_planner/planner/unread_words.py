@@ -364,9 +364,10 @@ def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str], world: Wo
     """Unread phrases that say no thing of their own: the first words of a longer description ("the upper left
     drawer": 'the upper', then 'left drawer'), a group defined right after it ("the writing gear - the pencil and
     the file", "the writing gear, that is the pencil and the file"), something of a thing said before ("its
-    hue"), something of the things said right after "of" ("the places of the tape and the wrench": an attribute,
-    a part or a quantity of them; "the contents of the drawer" is not bounded so, a drawer holds things), or a
-    relative clause read as a phrase ("the tray that matches ...")."""
+    hue"), an apposition ending the sentence after a read plural ("the blocks ..., the whole lot": no word there
+    adds, as "too" would), something of the things said right after "of" ("the places of the tape and the
+    wrench": an attribute, a part or a quantity of them; "the contents of the drawer" is not bounded so, a drawer
+    holds things), or a relative clause read as a phrase ("the tray that matches ...")."""
     out = set()
     opening = {",", ":", *lex.words("determiners"), "that", "namely", "i", "e", "ie", "meaning", "is", "so"}
     describing = set(lex.colours) | set(lex.words("sides")) | set(lex.words("sizes")) | lex.words("ordinals") \
@@ -377,6 +378,14 @@ def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str], world: Wo
         first = toks[p.start].text
         if first in ("its", "their") or first in lex.words("relative") and p.start and toks[p.start - 1].sense:
             out.add(p.start)
+            continue
+        end = next((m for m in range(p.start + 1, len(toks)) if toks[m].cls == "punct"), len(toks))
+        if p.start and toks[p.start - 1].text == "," and (end == len(toks) or toks[end].text in _SENTENCE_ENDS) \
+                and all(t.sense is None and not t.cls and t.text not in lex.words("function_words")
+                        for t in toks[p.start + 1:end]) \
+                and any(q.plural and q.read and q.role == THING and q.sentence == p.sentence and q.start < p.start
+                        for q in phrases):
+            out.add(p.start)  # "put the blocks in the bin, the whole lot.": it ends the sentence, restating them
             continue
         of = next((q for q in phrases if q.start > p.start and q.sentence == p.sentence), None)
         cut = next((m for m in range(p.start + 1, of.start) if toks[m].text in lex.words("partitive")), 0) if of else 0
