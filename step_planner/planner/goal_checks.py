@@ -14,7 +14,9 @@ What the words and the world already decide, these checks decide; what only the 
   was read of it (its kind noun, not a place's description, not beyond a list defined after it) are taken as
   its reading, shown, and counted as unresolved;
 - a word the resolver does not know (``planner/unread_words.py``) turns the checks it could change into
-  readings, shown with the word: a refusal rests only on a full reading;
+  readings, shown with the word: a refusal rests only on a full reading; where the goal moves a thing such a
+  word may spare with the rest ("bar the cup"), or picks what the read words (or the embeddings' ranking of an
+  unknown place noun) rule out, the person is asked (``spared_moved``, an :class:`Ask`), never the model refused;
 - a place the words imply ("throw away" -> a bin in view, "put back" -> where it was, "put away" -> the one
   obvious place) is a reading, shown with the words it came from, not a refusal.
 """
