@@ -67,3 +67,59 @@ def test_a_client_goal_is_checked_for_names_only_and_a_bad_one_is_an_error(libra
     assert [c.text for c in ok.tree.node(ok.tree.root).conditions] == ["in(cup, drawer)"]
     with pytest.raises(ClientGoalError):
         intake(library, drawer_world, "tidy up", client_goal=["in(unicorn, drawer)"])
+
+
+class _Answers:
+    """A person who answers each question with the next of ``replies`` and records what was asked."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies, self.asked = list(replies), []
+
+    def ask(self, request, cancel):
+        from step_planner.planner.person import Reply, ReplyKind
+        self.asked.append(request.text)
+        return Reply(ReplyKind.ANSWER, self.replies.pop(0)) if self.replies else Reply(ReplyKind.NO_ANSWER)
+
+
+def _asking(library, world, instruction: str, person) -> GoalIntake:
+    tree = SubgoalTree(instruction, "g1")
+    beliefs = Beliefs()
+    beliefs.update(world.observed())
+    budget = Budget(shipped_config())
+    out = GoalIntake(tree, beliefs, library, budget, Questions(person, tree, budget, enabled=True),
+                     NodeConditions(tree, beliefs, budget).judge)
+    out.start()
+    return out
+
+
+# "zundering" is a word no lexicon holds: it may except the cup, or say nothing
+SPARE = "Put everything on the table, zundering the cup, in the bin."
+REST = ["in(red_block, bin)", "in(blue_block, bin)", "in(green_block, bin)", "in(sponge, bin)"]
+
+
+@pytest.mark.parametrize("answer, taken", [("leave the cup where it is", False), ("it goes in the bin too", True)])
+def test_a_thing_an_unknown_word_may_spare_moved_with_the_rest_is_put_to_the_person(library, answer, taken):
+    from step_planner.domain.scene import load_scene
+    from step_planner.resources import config_path
+
+    world = load_scene(config_path("scenes", "blocks_tray.yaml"))
+    person = _Answers(answer)
+    goal = _asking(library, world, SPARE, person)
+    first = goal.take_answer([*REST, "in(cup, bin)"], [], moved=False)
+    assert first.kind is IntakeKind.RECHECK and len(person.asked) == 1, first
+    assert "cup" in person.asked[0] and "zundering" in person.asked[0]
+    again = goal.take_answer([*REST, "in(cup, bin)"], [], moved=False)  # the same goal after the answer
+    assert (again.kind is IntakeKind.SET) is taken, again
+    if not taken:
+        assert "leave the cup where it is" in again.feedback
+    assert goal.take_answer(REST, [], moved=False).kind is IntakeKind.SET  # the cup left out: never asked
+    assert len(person.asked) == 1
+
+
+def test_leaving_out_what_an_unknown_word_may_spare_asks_nobody(library):
+    from step_planner.domain.scene import load_scene
+    from step_planner.resources import config_path
+
+    person = _Answers()
+    goal = _asking(library, load_scene(config_path("scenes", "blocks_tray.yaml")), SPARE, person)
+    assert goal.take_answer(REST, [], moved=False).kind is IntakeKind.SET and not person.asked

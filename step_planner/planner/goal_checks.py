@@ -14,7 +14,9 @@ What the words and the world already decide, these checks decide; what only the 
   was read of it (its kind noun, not a place's description, not beyond a list defined after it) are taken as
   its reading, shown, and counted as unresolved;
 - a word the resolver does not know (``planner/unread_words.py``) turns the checks it could change into
-  readings, shown with the word: a refusal rests only on a full reading;
+  readings, shown with the word: a refusal rests only on a full reading; where the goal moves a thing such a
+  word may spare with the rest ("bar the cup"), or picks what the read words (or the embeddings' ranking of an
+  unknown place noun) rule out, the person is asked (``spared_moved``, an :class:`Ask`), never the model refused;
 - a place the words imply ("throw away" -> a bin in view, "put back" -> where it was, "put away" -> the one
   obvious place) is a reading, shown with the words it came from, not a refusal.
 """
@@ -36,10 +38,12 @@ from step_planner.planner.resolution import (
     Lexicon,
     Phrase,
     Resolution,
+    resolve,
     resolve_answer,
     singular,
 )
 from step_planner.planner.unread_words import (
+    ANY_PLACE,
     Unread,
     doubt_source,
     excepted,
@@ -47,6 +51,7 @@ from step_planner.planner.unread_words import (
     known_nouns,
     place_in_phrase,
     place_reading,
+    ranked_place,
     spared,
     state_described,
 )
@@ -60,6 +65,7 @@ RULE_NOTHING_FITS = "nothing_fits"  # nothing in view fits a described phrase
 RULE_ANSWER = "against_answer"  # the pick contradicts the person's answer
 RULE_PLACE = "unmentioned_place"  # an object must end up in a place the words neither name nor imply
 RULE_MISMATCH = "mismatched_place"  # "the tray of its colour": a thing put in a place of another colour
+RULE_SPARE_ASKED = "spared_moved"  # "bar the cup": the cup moved with the rest, the unknown word read as nothing
 
 PLACING = ("in", "on", "at")
 
@@ -95,6 +101,7 @@ class WordCheck:
     readings: list[Reading] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)  # phrases the resolver could not read, taken as readings
     ends: str = ""  # the goal cannot be met as the words say: why
+    questions: list[str] = field(default_factory=list)  # what only the person can settle, put to them
 
     def refuse(self, rule: str, text: str) -> None:
         if (rule, text) not in self.problems:
@@ -147,7 +154,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     out = WordCheck()
     start = start or world
     unread = unread or Unread()
-    given, (res, answered) = res, _bind_answers(res, answers, also, world, lex)
+    given, (res, answered) = res, _bind_answers(res, answers, also, world, lex, unread)
     changed = changes(facts, world, holds)
     exempt = set(exempt)
     referring = res.of_role(THING, MENTION)
@@ -156,6 +163,7 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     may_be_hidden = any(p.hidden for p in referring)
     left_out = res.left_out()
     uncovered: dict[str, Condition] = {}
+    refused_aside: set[str] = set()
     for obj, its in changed.items():
         fact = its[0]
         if obj in left_out:
@@ -176,22 +184,32 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
         elif obj not in licensed and not (obj in exempt or may_be_hidden and _hidden(world, obj)) \
                 and not all(f.predicate == "empty" and f.args[0] in licensed for f in its):
             uncovered[obj] = fact  # "empty the tray": what the tray holds is what the words move
+    for p in referring:  # "everything on the table, bar the cup, in the bin": the aside does not widen it
+        said, holds_ = unread.aside.get(p.start, ("", ()))
+        for obj in [o for o in changed if said and o in p.candidates and o not in holds_ and o not in uncovered
+                    and not any(q is not p and o in q.candidates and (q.read or q.hidden) for q in referring)]:
+            out.refuse(RULE_UNREFERRED, f"{changed[obj][0]}: nothing in the words refers to the {_spoken(obj)} "
+                       f"('{p.said}' is '{said}' without the aside between the commas, which can only name things)")
+            uncovered.pop(obj, None)
+            refused_aside.add(obj)
     unresolved = [p for p in res.unresolved  # "the pen" not seen yet, the goal's pen hidden: that is what it names
                   if not any(_hidden(world, o) and set(o.split("_")) & set(p.unread) for o in changed)]
     loose = [p for p in referring if not p.read and p.candidates]  # "everything round": which of them is unread
-    refused = set(uncovered)  # refused, or the reading of an unread phrase: their places are part of it
+    refused = set(uncovered) | refused_aside  # refused, or the reading of an unread phrase: their places are in it
     for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
         taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex, phrase.start in unread.defined)}
         if taken:
-            if any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
+            if where := any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
                 refused -= set(taken)  # the words say where ("tidy the glorp into the box"): that still decides
             out.unresolved.append(phrase.said)
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
                                         unresolved=True))
-            if tail := place_in_phrase(phrase.said, phrase.unread):  # "the sponge in the dustbin": a bin
+            if not where and (tail := place_in_phrase(phrase.said, phrase.unread)):  # "the sponge in the dustbin"
                 places, how = place_reading(tail, world)
                 for f in taken.values():
-                    if f.predicate in PLACING and not f.negated and f.args[1] not in places:
+                    if f.predicate in PLACING and not f.negated and f.args[1] in places and how == ANY_PLACE:
+                        _ranked(f, f"the {' '.join(tail)}", tail, places, answers, world, lex, out)
+                    elif f.predicate in PLACING and not f.negated and f.args[1] not in places:
                         out.refuse(RULE_PLACE, f"{f}: the words name '{' '.join(tail)}' as the place (read by {how} "
                                    f"as {_listing(places)}), not {f.args[1]}")
             uncovered = {o: f for o, f in uncovered.items() if o not in taken}
@@ -213,8 +231,19 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
                                         doubt_source(doubt), unresolved=True))
             uncovered = {o: f for o, f in uncovered.items() if o not in taken}
             refused -= set(taken)  # the drawer it names still decides where they go
-    for obj, (said, words) in excepted(unread, res).items():  # "bar the cup": moving it too is only a reading
-        if obj in changed:
+    for obj, (said, words) in excepted(unread, res).items():  # "bar the cup": moving it too is only a reading,
+        if obj in changed:  # but moving it with the rest to the same place reads the word as saying nothing: asked
+            if (answer := _sparing(answers, obj, world, lex)) is not None:
+                out.refuse(RULE_ANSWER, f"{changed[obj][0]}: the person's answer '{answer}' leaves the "
+                           f"{_spoken(obj)} where it is")
+                continue
+            if not answers and (rest := _with_the_rest(obj, res, unread, changed)):
+                out.refuse(RULE_SPARE_ASKED, f"{changed[obj][0]}: '{said}' names the {_spoken(obj)} apart from "
+                           f"'{rest}' with a word the reader does not know ({_listing(words)}); moving it with the "
+                           "rest to the same place reads that word as saying nothing: the person is asked")
+                out.questions.append(f"Should the {_spoken(obj)} stay where it is? You said '{said}', and I do not "
+                                     f"know the word{'s' * (len(words) > 1)} {_listing(words)}.")
+                continue
             out.unresolved.append(said)
             out.readings.append(Reading(said, tuple(str(f) for f in changed[obj]), (obj,), doubt_source(words),
                                         unresolved=True))
@@ -226,15 +255,48 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     _matching_places(facts, res, world, lex, out)
     said_places = {c for extra in also for p in extra.phrases for c in p.candidates}
     _places([f for f in facts if not set(f.objects) & refused and not set(f.args[1:]) & said_places], res, world,
-            start, holds if stays else (lambda _f: False), out, unread)
+            start, holds if stays else (lambda _f: False), out, unread, lex, answers)
     return out
 
 
+def _with_the_rest(obj: str, res: Resolution, unread: Unread, changed: dict[str, list[Condition]]) -> str:
+    """The wider phrase an unknown word may except ``obj`` from ("everything on the table, bar the cup"), where
+    the goal puts ``obj`` where it puts the rest of that phrase's things ('' where it does not)."""
+    def dests(name: str) -> set[str]:
+        return {f.args[1] for f in changed.get(name, []) if f.predicate in PLACING and not f.negated}
+
+    for wide, froms in unread.except_from.items():
+        p = next((q for q in res.phrases if q.start == wide), None)
+        spared = {c for q in res.phrases if q.start in froms for c in q.candidates}
+        if p is None or obj not in spared:
+            continue
+        rest = set().union(*(dests(c) for c in p.candidates if c not in spared))
+        if dests(obj) and dests(obj) <= rest:
+            return p.said
+    return ""
+
+
+def _sparing(answers: Sequence[str], obj: str, world: WorldState, lex: Lexicon) -> str | None:
+    """The person's answer that leaves ``obj`` out ("leave the cup", "except the cup", "the cup stays where it
+    is"): it names no other thing and says a word of the lexicon's exceptions or stay phrases. An answer without
+    such a word ("yes", "it goes too") is the model's reading, shown."""
+    sparing = lex.words("exceptions") | {p for p, k in lex.phrases.items() if k == "stay"}
+    for answer in reversed(answers):
+        said = f" {' '.join(answer.lower().replace(',', ' ').replace('.', ' ').split())} "
+        if any(f" {w} " in said for w in sparing) and resolve_answer(answer, (obj,), world, lex) in ((obj,), None) \
+                and not any(p.candidates and obj not in p.candidates
+                            for p in resolve(answer, world, lex).of_role(THING, MENTION, EXCEPTION)):
+            return answer
+    return None
+
+
 def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolution], world: WorldState,
-                  lex: Lexicon) -> tuple[Resolution, dict[str, tuple[str, str]]]:
+                  lex: Lexicon, unread: Unread) -> tuple[Resolution, dict[str, tuple[str, str]]]:
     """The person's answers bind: a phrase some answer says which of its candidates are meant ("the tool" ->
-    "the chisel") has those candidates only, for every check. Returns the bound resolution and, for each thing
-    an answer left out, (the phrase said, the answer; "" for a singular phrase, whose pick is checked apart)."""
+    "the chisel") has those candidates only, for every check. An answer naming only what an unknown word may
+    spare from the phrase ("bar the cup" -> "the cup goes too") says whether it is spared, not which the phrase
+    means. Returns the bound resolution and, for each thing an answer left out, (the phrase said, the answer;
+    "" for a singular phrase, whose pick is checked apart)."""
     if not answers:
         return res, {}
     phrases: list[Phrase] = []
@@ -246,7 +308,9 @@ def _bind_answers(res: Resolution, answers: Sequence[str], also: Sequence[Resolu
                 if meaning:  # "yes, the battery goes there with the tape and the eraser": all it names
                     meaning = tuple(sorted({*meaning, *(c for q in said.of_role(THING, MENTION, REFERENCE)
                                                         for c in q.candidates if c in p.candidates)}))
-                if meaning and set(meaning) < set(p.candidates):
+                spared = {c for q in res.phrases if q.start in unread.except_from.get(p.start, ())
+                          for c in q.candidates}
+                if meaning and set(meaning) < set(p.candidates) and not set(meaning) <= spared:
                     left |= {c: (p.said, answer if p.plural else "") for c in p.candidates if c not in meaning}
                     p = replace(p, candidates=tuple(meaning), read=True, unread=(), plural=len(meaning) > 1)
                     break
@@ -343,6 +407,9 @@ def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldSta
         if not picked:
             continue
         if (doubt := unread.of(p.start)) and set(picked) != set(p.candidates):  # which one: the unread word may say
+            if not answers and (bound := unread.bounded.get(p.start)) and not set(picked) <= set(bound):
+                out.asks.append(Ask(p.said, p.candidates, picked))  # what was read picks another: the person says
+                continue
             out.readings.append(Reading(p.said, picked, p.kinds, doubt_source(doubt), unresolved=True))
             out.unresolved.append(p.said)
             continue
@@ -407,7 +474,8 @@ def _answer_meaning(answers: Sequence[str], candidates: tuple[str, ...], world: 
 
 
 def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, start: WorldState,
-            holds: Callable[[Condition], bool], out: WordCheck, unread: Unread) -> None:
+            holds: Callable[[Condition], bool], out: WordCheck, unread: Unread, lex: Lexicon,
+            answers: Sequence[str]) -> None:
     said = {c for p in res.phrases if p.role not in (EXCEPTION, REPLACED) for c in p.candidates}
     taken_back = {c for p in res.of_role(REPLACED) for c in p.candidates} - said
     for fact in facts:
@@ -437,10 +505,12 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
         unread_places = [p for p in res.of_role(DESTINATION) if not p.candidates and p.unread
                          and (about is None or p.sentence == about.sentence)]
         if implied is None and unread_places:  # "in the dustbin": what its noun says bounds the reading
-            read = [(p, *place_reading(p.unread, world)) for p in unread_places]
+            read = [(p, *_pronoun_places(p, res, world, lex)) for p in unread_places]
             fits = [(p, how) for p, places, how in read if place in places]
             if fits:
                 p, how = fits[0]
+                if how == ANY_PLACE and _ranked(fact, p.said, p.unread, tuple(world.places), answers, world, lex, out):
+                    continue
                 out.readings.append(Reading(p.said, (str(fact),), (place,), doubt_source(p.unread) + f", read by {how}",
                                             unresolved=True))
                 out.unresolved.append(p.said)
@@ -459,6 +529,35 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
             out.unresolved.append(said)
         else:
             out.refuse(RULE_PLACE, f"{fact}: " + _place_words(obj, place, res))
+
+
+def _ranked(fact: Condition, said: str, words: Sequence[str], places: Sequence[str], answers: Sequence[str],
+            world: WorldState, lex: Lexicon, out: WordCheck) -> bool:
+    """"The carton", a noun with no place noun in it, may be any place; where the embeddings rank one place of
+    the scene clearly first (:func:`ranked_place`) and the goal puts the thing elsewhere, only the person can say:
+    asked, and their answer binds. Returns whether the goal's place was settled so (asked or refused)."""
+    top = ranked_place(words, places)
+    if top is None or fact.args[1] == top:
+        return False
+    meaning = _answer_meaning(answers, tuple(places), world, lex)
+    if meaning is None:
+        out.asks.append(Ask(said, tuple(places), (fact.args[1],)))
+    elif fact.args[1] not in meaning:
+        out.refuse(RULE_ANSWER, f"{fact}: the person's answer means {_listing(meaning)} for '{said}'")
+    else:
+        return False
+    return True
+
+
+def _pronoun_places(p: Phrase, res: Resolution, world: WorldState, lex: Lexicon) -> tuple[tuple[str, ...], str]:
+    """The places an unread place phrase may name: a pronoun ("in it") only a place said before it in its sentence
+    (a pronoun names nothing new), else what its noun says (:func:`place_reading`)."""
+    if p.said in lex.words("pronouns_singular") | lex.words("pronouns_plural"):
+        said = sorted({c for q in res.phrases if q.sentence == p.sentence and 0 <= q.start < p.start
+                       for c in q.candidates if c in world.places})
+        if said:
+            return tuple(said), "what it refers back to"
+    return place_reading(p.unread, world)
 
 
 def _place_words(obj: str, place: str, res: Resolution) -> str:

@@ -167,6 +167,9 @@ class GoalIntake:
             if checked.person_only and guessed:
                 repeated = self.questions.ask_which(guessed[0].said, guessed[0].candidates, self.beliefs.world)
                 return RECHECK if repeated is None else Intake(IntakeKind.REFUSED, repeated)
+            if checked.person_only and checked.questions:  # "bar the cup", the cup moved too: ask the person
+                repeated = self.questions.ask_doubt(checked.questions[0])
+                return RECHECK if repeated is None else Intake(IntakeKind.REFUSED, repeated)
             self.count_refusal(checked.rules, checked.problems)
             return Intake(IntakeKind.REFUSED, "the goal you stated was not accepted: "
                           + ("; ".join(checked.problems) or "it is empty"))

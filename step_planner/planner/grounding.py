@@ -41,6 +41,7 @@ from step_planner.planner.goal_checks import (
     RULE_NARROW,
     RULE_NOTHING_FITS,
     RULE_PLACE,
+    RULE_SPARE_ASKED,
     RULE_UNREFERRED,
     RULE_WRONG_PICK,
     Reading,
@@ -82,7 +83,7 @@ RULE_PROVISIONAL = "provisional_name_kept"  # a restated goal keeps a name nothi
 RULE_CONTENTS = "contents_unstated"  # a goal restated after empty(<drawer>) says nothing of a thing it held
 RULE_GUESSED = "guessed_reference"  # "the block", several fit, nothing says which, the goal picks some
 # Refusals only the person can settle: re-reading the instruction does not tell the model which is meant.
-PERSON_RULES = frozenset({RULE_GUESSED})
+PERSON_RULES = frozenset({RULE_GUESSED, RULE_SPARE_ASKED})
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ class CheckedConditions:
     unresolved: list[str] = field(default_factory=list)  # phrases the resolver could not read, taken as read
     resolution: Resolution | None = None  # what the instruction's phrases refer to
     ends: str = ""  # the words cannot be met in this world (nothing in view fits): the goal ends, saying why
+    questions: list[str] = field(default_factory=list)  # doubts only the person can settle, put to them as said
 
     @property
     def ok(self) -> bool:
@@ -504,6 +506,7 @@ def check_goal(texts: list[str], instruction: str, beliefs: Beliefs, library: Pr
     out.readings = list(words.readings)
     out.unresolved = list(words.unresolved)
     out.ends = words.ends
+    out.questions = list(words.questions)
     out.references = [Reference(a.said, a.candidates, a.picked, described=False) for a in words.asks]
     out.references += [Reference(r.said, r.candidates, r.resolved, described=True,
                                  source="" if r.from_answer else r.source) for r in words.readings]

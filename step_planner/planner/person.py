@@ -317,6 +317,14 @@ class Questions:
                              f"\"{question}\" and {reply.text or 'nobody answered'}; {ran}")
         return None
 
+    def ask_doubt(self, question: str) -> str | None:
+        """A doubt the words leave that only the person can settle (a thing an unknown word may spare, moved):
+        ask it as said (with questions off, the goal ends CLARIFICATION_NEEDED naming it)."""
+        if not self.enabled:
+            raise PersonStop(GoalError.CLARIFICATION_NEEDED, f"the instruction is unclear: {question} (questions "
+                             "to the person are off in this profile)")
+        return self.clarify(question, who="the planner")
+
     def ask_which(self, said: str, candidates: Iterable[str], world: WorldState) -> str | None:
         """A reference only the person can settle: ask them, naming the candidates so they can be told apart
         (with nobody to ask, or questions off, the goal ends CLARIFICATION_NEEDED naming them)."""

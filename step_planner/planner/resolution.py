@@ -486,8 +486,9 @@ def _matching(parse: _Parse, k: int) -> tuple[int, str] | None:
 
 
 def _antecedent(parse: _Parse, i: int, plural_wanted: bool | None) -> Phrase | None:
+    of = parse.text(i - 1) in parse.lex.words("partitive")  # "the entire lot of them": not "the entire lot"
     for p in reversed(parse.phrases):
-        if p.start >= i or p.role in (DESTINATION, REFERENCE) and not p.plural:
+        if p.start >= i or p.role in (DESTINATION, REFERENCE) and not p.plural or of and not p.read and not p.kinds:
             continue
         if p.role == REFERENCE and plural_wanted is False:
             continue
@@ -751,7 +752,7 @@ def _implied(parse: _Parse) -> list[Implied]:
             if not hits:
                 continue
         elif f" {said} " not in joined:
-            verb, particle = parts[0], parts[-1]
+            verb, particle = parts[0], " ".join(parts[1:])  # "get ... out of" is not "get rid of"
             if not re.search(rf"\b{verb}\b(?: [a-z0-9_ ]{{0,40}}?)?\b{particle}\b", " ".join(words)):
                 continue
         if any(i.said in said or said in i.said or (i.said.split()[0], i.said.split()[-1]) == (parts[0], parts[-1])

@@ -33,6 +33,7 @@ from step_planner.planner.resolution import (
     Lexicon,
     Phrase,
     Resolution,
+    resolve,
     singular,
     tokens,
     vocabulary,
@@ -54,6 +55,11 @@ class Unread:
     excepts: dict[int, tuple[str, ...]] = field(default_factory=dict)  # a thing phrase an unknown word right before
     # it may except from a wider phrase of its sentence ("bar the cup, everything on the table ...")
     except_from: dict[int, tuple[int, ...]] = field(default_factory=dict)  # the wider phrase -> those it may spare
+    bounded: dict[int, tuple[str, ...]] = field(default_factory=dict)  # a doubtful singular phrase -> what its read
+    # words alone pick ("the block way over on the right" read as "the block on the right")
+    aside: dict[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # a wider phrase an aside may
+    # except from -> how it reads without the aside, and what that holds ("everything on the table, bar the cup,
+    # in the bin" -> "everything on the table")
 
     def of(self, start: int) -> tuple[str, ...]:
         return self.reference.get(start, ())
@@ -162,7 +168,51 @@ def account(text: str, res: Resolution, world: WorldState, lex: Lexicon, extra: 
                 except_from.setdefault(p.start, []).append(start)
     return Unread(tuple(unknown), {k: tuple(dict.fromkeys(v)) for k, v in reference.items()},
                   {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence, world),
-                  _defined(toks, phrases, lex, verbs), excepts, {k: tuple(v) for k, v in except_from.items()})
+                  _defined(toks, phrases, lex, verbs, world), excepts, {k: tuple(v) for k, v in except_from.items()},
+                  _bounded(toks, set(unknown), [p for p in phrases if p.start in reference], world, lex),
+                  _asides(toks, phrases, except_from, world, lex))
+
+
+def _asides(toks: list, phrases: list, except_from: dict[int, list[int]], world: WorldState,
+            lex: Lexicon) -> dict[int, tuple[str, tuple[str, ...]]]:
+    """"Put everything on the table, bar the cup, in the bin": the resolver reads "on the table" as a place,
+    the aside between the commas cutting it from "in the bin". An aside can only name things (each licensed by its
+    own phrase) and spare them; it cannot widen the phrase before it to things it does not name. So the sentence
+    read without the aside bounds that phrase: "everything on the table" holds only what is on the table."""
+    out: dict[int, tuple[str, tuple[str, ...]]] = {}
+    for wide, spared in except_from.items():
+        p = next(q for q in phrases if q.start == wide)
+        for start in spared:
+            before = [m for m in range(wide + 1, start) if toks[m].text == ","]
+            after = next((m for m in range(start + 1, len(toks)) if toks[m].cls == "punct"), None)
+            if not before or after is None or toks[after].text != ",":
+                continue
+            again = resolve(" ".join(t.text for m, t in enumerate(toks) if not before[-1] <= m <= after), world, lex)
+            q = next((q for q in again.phrases if q.role == p.role and q.read and q.said.startswith(p.said)
+                      and q.said != p.said and set(q.candidates) < set(p.candidates)), None)
+            if q is not None:
+                out[wide] = (q.said, q.candidates)
+    return out
+
+
+def _bounded(toks: list, unknown: set[str], doubtful: list, world: WorldState,
+             lex: Lexicon) -> dict[int, tuple[str, ...]]:
+    """What each doubtful singular phrase means on its read words alone: the instruction read again without its
+    unknown words ("the block way over on the right" -> "the block on the right", "the block that's presently
+    perched in the blue tray" -> "the block that's in the blue tray"), kept where that reads a narrower description
+    of the same phrase. The unknown words may still change it ("the block formerly in the tray"), so a pick outside
+    it is put to the person, never refused."""
+    doubtful = [p for p in doubtful if not p.plural and p.definite and len(p.candidates) > 1]
+    if not doubtful or not unknown:
+        return {}
+    again = resolve(" ".join(t.text for t in toks if t.text not in unknown), world, lex).phrases
+    out: dict[int, tuple[str, ...]] = {}
+    for p in doubtful:
+        q = next((q for q in again if q.role == p.role and q.read and q.candidates and q.said != p.said
+                  and q.said.startswith(p.said + " ") and set(q.candidates) < set(p.candidates)), None)
+        if q is not None:
+            out[p.start] = q.candidates
+    return out
 
 
 def spared(unread: Unread, res: Resolution, phrase: Phrase, world: WorldState) -> frozenset[str] | None:
@@ -199,7 +249,8 @@ def _excepts(toks: list, phrases: list, sentence: list[int], known: frozenset[st
         words = []
         for m in range(p.start - 1, max(-1, p.start - 5), -1):
             tok = toks[m]
-            if sentence[m] != sentence[p.start] or tok.cls == "punct" or tok.text in verbs:
+            if sentence[m] != sentence[p.start] or tok.cls == "punct" or tok.text in verbs or tok.sense is not None \
+                    or any(q.start == m for q in phrases):  # "the drawing stuff - the pencil": a noun read stops
                 break
             if tok.sense is None and not tok.cls and not tok.text.isdigit() and tok.text not in known \
                     and (singular(tok.text) or "") not in known:
@@ -268,7 +319,33 @@ def place_reading(phrase_words: Sequence[str], world: WorldState) -> tuple[tuple
     near = [k for k in kinds if _one_off(head, k)]
     if len({frozenset(kinds[k]) for k in near}) == 1:
         return tuple(sorted(kinds[near[0]])), f"a typo of '{near[0]}'"
-    return tuple(sorted(world.places)), "any place (no place noun in it)"
+    return tuple(sorted(world.places)), ANY_PLACE
+
+
+RANK_MARGIN = 0.05  # cosine: how far ahead the top-ranked place must be for a goal elsewhere to be asked about
+ANY_PLACE = "any place (no place noun in it)"  # how place_reading reads a noun with no place noun in it
+_RANKS: dict[tuple[str, tuple[str, ...]], str | None] = {}
+
+
+def ranked_place(phrase_words: Sequence[str], places: Sequence[str], embed=None) -> str | None:
+    """The place an unknown place noun with no place noun in it ("the carton") is most likely to name, where one
+    stands out: the scene's places ranked by all-MiniLM-L6-v2 cosine similarity with the noun, the first kept
+    only when it is ``RANK_MARGIN`` ahead of the second. Embeddings are too noisy to decide a sense, so this only
+    ranks: a goal putting a thing elsewhere is put to the person, never refused. None where the model is not
+    installed or nothing stands out. ``embed``: a stand-in embedder (texts -> unit vectors), for tests."""
+    key = (" ".join(phrase_words).lower(), tuple(sorted(places)))
+    if embed is None and key in _RANKS:
+        return _RANKS[key]
+    try:
+        from step_planner.planner.memory import minilm_embedder
+        vectors = (embed or minilm_embedder())([key[0], *(p.replace("_", " ") for p in key[1])])
+    except (ImportError, OSError):  # a minimal install without the model: the reading stays any place
+        return None
+    scores = sorted(((float(vectors[i + 1] @ vectors[0]), p) for i, p in enumerate(key[1])), reverse=True)
+    top = scores[0][1] if len(scores) == 1 or scores[0][0] - scores[1][0] >= RANK_MARGIN else None
+    if embed is None:
+        _RANKS[key] = top
+    return top
 
 
 def _one_off(a: str, b: str) -> bool:
@@ -283,11 +360,14 @@ def _one_off(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
-def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozenset[int]:
+def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str], world: WorldState) -> frozenset[int]:
     """Unread phrases that say no thing of their own: the first words of a longer description ("the upper left
     drawer": 'the upper', then 'left drawer'), a group defined right after it ("the writing gear - the pencil and
     the file", "the writing gear, that is the pencil and the file"), something of a thing said before ("its
-    hue"), or a relative clause read as a phrase ("the tray that matches ...")."""
+    hue"), an apposition ending the sentence after a read plural ("the blocks ..., the whole lot": no word there
+    adds, as "too" would), something of the things said right after "of" ("the places of the tape and the
+    wrench": an attribute, a part or a quantity of them; "the contents of the drawer" is not bounded so, a drawer
+    holds things), or a relative clause read as a phrase ("the tray that matches ...")."""
     out = set()
     opening = {",", ":", *lex.words("determiners"), "that", "namely", "i", "e", "ie", "meaning", "is", "so"}
     describing = set(lex.colours) | set(lex.words("sides")) | set(lex.words("sizes")) | lex.words("ordinals") \
@@ -298,6 +378,21 @@ def _defined(toks: list, phrases: list, lex: Lexicon, verbs: set[str]) -> frozen
         first = toks[p.start].text
         if first in ("its", "their") or first in lex.words("relative") and p.start and toks[p.start - 1].sense:
             out.add(p.start)
+            continue
+        end = next((m for m in range(p.start + 1, len(toks)) if toks[m].cls == "punct"), len(toks))
+        if p.start and toks[p.start - 1].text == "," and (end == len(toks) or toks[end].text in _SENTENCE_ENDS) \
+                and all(t.sense is None and not t.cls and t.text not in lex.words("function_words")
+                        for t in toks[p.start + 1:end]) \
+                and any(q.plural and q.read and q.role == THING and q.sentence == p.sentence and q.start < p.start
+                        for q in phrases):
+            out.add(p.start)  # "put the blocks in the bin, the whole lot.": it ends the sentence, restating them
+            continue
+        of = next((q for q in phrases if q.start > p.start and q.sentence == p.sentence), None)
+        cut = next((m for m in range(p.start + 1, of.start) if toks[m].text in lex.words("partitive")), 0) if of else 0
+        if cut and of.candidates and all(c in world.objects for c in of.candidates) \
+                and not any(toks[m].text in verbs or toks[m].sense is not None for m in range(p.start, cut)) \
+                and all(toks[m].sense is None and not toks[m].cls for m in range(cut + 1, of.start)):
+            out.add(p.start)  # "the places of the red block and the cup": something of those things, no other
             continue
         end = p.start + 1 + (0 if p.candidates else len(p.unread))  # after its noun, or its unknown words
         nxt = next((q for q in phrases if q.start >= end and q.sentence == p.sentence), None)
