@@ -53,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main() -> int:
-    args = build_parser().parse_args()
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     venv = args.venv.resolve()
     subprocess.run([str(venv / "bin" / "python"), str(ROOT / "scripts" / "fix_ros_cmake_paths.py"), str(venv)],
                    check=True, stdout=subprocess.DEVNULL)
