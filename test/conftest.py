@@ -103,6 +103,30 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return FileGroups(config, log)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cpu-log", metavar="FILE", default=None,
+                     help="append each test's CPU seconds (its worker process and the child processes it reaped: "
+                          "nodes, robots, builds) and node id to FILE, one line each (where CI's CPU goes)")
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """With ``--cpu-log``: a module fixture's robot process counts where it is torn down (its last test)."""
+    log = item.config.getoption("--cpu-log")
+    start = _cpu_seconds() if log else 0.0
+    yield
+    if log:
+        with open(log, "a") as out:
+            out.write(f"{_cpu_seconds() - start:.2f}\t{item.nodeid}\n")
+
+
 @pytest.fixture(scope="session")
 def library() -> PrimitiveLibrary:
     return PrimitiveLibrary.load(CONFIG / "primitives.yaml")
