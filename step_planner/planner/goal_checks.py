@@ -18,7 +18,9 @@ What the words and the world already decide, these checks decide; what only the 
   word may spare with the rest ("bar the cup"), or picks what the read words (or the embeddings' ranking of an
   unknown place noun) rule out, the person is asked (``spared_moved``, an :class:`Ask`), never the model refused;
 - a place the words imply ("throw away" -> a bin in view, "put back" -> where it was, "put away" -> the one
-  obvious place) is a reading, shown with the words it came from, not a refusal.
+  obvious place) is a reading, shown with the words it came from, not a refusal;
+- a clause with its own things and its own place puts those things there ("put the pen in the drawer, then set the
+  cup on the tray": not the pen on the tray), unless a later clause with no thing of its own may place them again.
 """
 
 from __future__ import annotations
@@ -199,8 +201,9 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
         taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex, phrase.start in unread.defined)}
         if taken:
+            opened = _open_clauses(res, world, lex)  # "...; those go in the box": a later place, no thing of its own
             if where := any(q.role == DESTINATION and (q.sentence == phrase.sentence or q.clause > phrase.clause
-                                                        and q.clause in _open_clauses(res, lex)) for q in res.phrases):
+                                                        and q.clause in opened) for q in res.phrases):
                 refused -= set(taken)  # the words say where ("tidy the glorp into the box"): that still decides
             out.unresolved.append(phrase.said)
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
@@ -566,12 +569,18 @@ def _pronoun_places(p: Phrase, res: Resolution, world: WorldState, lex: Lexicon)
     return place_reading(p.unread, world)
 
 
-def _open_clauses(res: Resolution, lex: Lexicon) -> set[int]:
-    """Clauses naming a place but no thing of their own ("those should be in the trays", "then on the tray", "then
-    put it in the bin"): a pronoun, an ellipsis or an unread phrase places things said before them, any of them."""
+def _open_clauses(res: Resolution, world: WorldState, lex: Lexicon) -> dict[int, set[str]]:
+    """Clauses naming a place but no thing of their own ("those should be in the trays", "then onto the tray", "then
+    put it in the bin"), with the places they name: a pronoun, an ellipsis or an unread phrase places things said
+    before them, any of them."""
     pronouns = lex.words("pronouns_singular") | lex.words("pronouns_plural")
-    return {q.clause for q in res.of_role(DESTINATION) if q.candidates} - {
-        p.clause for p in res.of_role(THING, MENTION) if p.read and p.candidates and p.said not in pronouns}
+    owned = {p.clause for p in res.of_role(THING, MENTION) if p.read and p.said not in pronouns
+             and any(c in world.objects for c in p.candidates)}
+    out: dict[int, set[str]] = {}
+    for q in res.of_role(THING, MENTION, DESTINATION):
+        if q.clause not in owned and q.candidates and all(c in world.places for c in q.candidates):
+            out.setdefault(q.clause, set()).update(q.candidates)
+    return out
 
 
 def _bound_places(obj: str, res: Resolution, world: WorldState, lex: Lexicon,
@@ -589,8 +598,8 @@ def _bound_places(obj: str, res: Resolution, world: WorldState, lex: Lexicon,
                       for p in own) or any(not q.candidates or not q.read for q in dests):
         return None
     first = min(p.clause for p in own)
-    opened = [q for q in res.of_role(DESTINATION) if q.clause > first and q.clause in _open_clauses(res, lex)]
-    return own[0], {c for q in (*dests, *opened) for c in q.candidates}, dests
+    opened = {c for clause, places in _open_clauses(res, world, lex).items() if clause > first for c in places}
+    return own[0], {c for q in dests for c in q.candidates} | opened, dests
 
 
 def _place_words(obj: str, place: str, res: Resolution) -> str:
