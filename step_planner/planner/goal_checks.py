@@ -589,8 +589,8 @@ def _bound_places(obj: str, res: Resolution, world: WorldState, lex: Lexicon,
     those things there ("put the pen and the sponge in the left drawer and close it, then set the cup on the tray":
     the pen and the sponge in the left drawer). Every clause with a phrase that may mean ``obj`` (its candidates,
     or an unread phrase whose read words allow it) must name a place read in full, else None (nothing binds it);
-    a later clause with no thing of its own (:func:`_open_clauses`) may place it too. Returns (a phrase for it, the
-    places, the place phrases of its clauses)."""
+    a later clause with no thing of its own (:func:`_open_clauses`), or with things described by a place it was
+    put in, may place it too. Returns (a phrase for it, the places, the place phrases of its clauses)."""
     own = [p for p in res.of_role(THING, MENTION) if obj in p.candidates or (not p.read or not p.candidates)
            and _may_mean(p, obj, world, lex, p.start in unread.defined)]
     dests = [q for q in res.of_role(DESTINATION) if q.clause in {p.clause for p in own}]
@@ -598,8 +598,12 @@ def _bound_places(obj: str, res: Resolution, world: WorldState, lex: Lexicon,
                       for p in own) or any(not q.candidates or not q.read for q in dests):
         return None
     first = min(p.clause for p in own)
-    opened = {c for clause, places in _open_clauses(res, world, lex).items() if clause > first for c in places}
-    return own[0], {c for q in dests for c in q.candidates} | opened, dests
+    places = {c for q in dests for c in q.candidates}
+    for q in sorted(res.of_role(REFERENCE), key=lambda q: q.clause):  # "put the cup in the tray, then move
+        if q.clause > first and set(q.candidates) & places:  # everything in the tray to the box": it may be there
+            places |= {c for d in res.of_role(DESTINATION) if d.clause == q.clause for c in d.candidates}
+    opened = {c for clause, named in _open_clauses(res, world, lex).items() if clause > first for c in named}
+    return own[0], places | opened, dests
 
 
 def _place_words(obj: str, place: str, res: Resolution) -> str:
