@@ -18,7 +18,9 @@ What the words and the world already decide, these checks decide; what only the 
   word may spare with the rest ("bar the cup"), or picks what the read words (or the embeddings' ranking of an
   unknown place noun) rule out, the person is asked (``spared_moved``, an :class:`Ask`), never the model refused;
 - a place the words imply ("throw away" -> a bin in view, "put back" -> where it was, "put away" -> the one
-  obvious place) is a reading, shown with the words it came from, not a refusal.
+  obvious place) is a reading, shown with the words it came from, not a refusal;
+- a clause with its own things and its own place puts those things there ("put the pen in the drawer, then set the
+  cup on the tray": not the pen on the tray), unless a later clause with no thing of its own may place them again.
 """
 
 from __future__ import annotations
@@ -199,7 +201,9 @@ def check_words(facts: Sequence[Condition], res: Resolution, world: WorldState, 
     for phrase in (*unresolved, *loose):  # "tidy the bench": the model's reading of words the resolver cannot read
         taken = {o: f for o, f in uncovered.items() if _may_mean(phrase, o, world, lex, phrase.start in unread.defined)}
         if taken:
-            if where := any(q.role == DESTINATION and q.sentence == phrase.sentence for q in res.phrases):
+            opened = _open_clauses(res, world, lex)  # "...; those go in the box": a later place, no thing of its own
+            if where := any(q.role == DESTINATION and (q.sentence == phrase.sentence or q.clause > phrase.clause
+                                                        and q.clause in opened) for q in res.phrases):
                 refused -= set(taken)  # the words say where ("tidy the glorp into the box"): that still decides
             out.unresolved.append(phrase.said)
             out.readings.append(Reading(phrase.said, tuple(str(f) for f in taken.values()), (), UNRESOLVED,
@@ -482,6 +486,11 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
         if fact.predicate not in PLACING or fact.negated or holds(fact):
             continue
         obj, place = fact.args[0], fact.args[1]
+        bound = _bound_places(obj, res, world, lex, unread)
+        if bound is not None and place in said and place not in bound[1]:  # "put the pen in the drawer, then set
+            out.refuse(RULE_PLACE, f"{fact}: the words name {_quoted(bound[2])} as the place for '{bound[0].said}' "
+                       f"in its clause; {place} is said for other things")  # the cup on the tray": the pen's place
+            continue
         if place in said:
             continue
         if place in taken_back:
@@ -523,10 +532,10 @@ def _places(facts: Sequence[Condition], res: Resolution, world: WorldState, star
             out.readings.append(Reading(implied.said, (str(fact),), implied.places or (place,),
                                         "a place the words imply"))
         elif doubt:  # "chuck the sponge": a verb the resolver does not know may say where
-            said = " ".join(dict.fromkeys(doubt))
-            out.readings.append(Reading(said, (str(fact),), (place,), doubt_source(dict.fromkeys(doubt)),
+            words = " ".join(dict.fromkeys(doubt))  # (not ``said``: the places said, for the facts after this one)
+            out.readings.append(Reading(words, (str(fact),), (place,), doubt_source(dict.fromkeys(doubt)),
                                         unresolved=True))
-            out.unresolved.append(said)
+            out.unresolved.append(words)
         else:
             out.refuse(RULE_PLACE, f"{fact}: " + _place_words(obj, place, res))
 
@@ -558,6 +567,43 @@ def _pronoun_places(p: Phrase, res: Resolution, world: WorldState, lex: Lexicon)
         if said:
             return tuple(said), "what it refers back to"
     return place_reading(p.unread, world)
+
+
+def _open_clauses(res: Resolution, world: WorldState, lex: Lexicon) -> dict[int, set[str]]:
+    """Clauses naming a place but no thing of their own ("those should be in the trays", "then onto the tray", "then
+    put it in the bin"), with the places they name: a pronoun, an ellipsis or an unread phrase places things said
+    before them, any of them."""
+    pronouns = lex.words("pronouns_singular") | lex.words("pronouns_plural")
+    owned = {p.clause for p in res.of_role(THING, MENTION) if p.read and p.said not in pronouns
+             and any(c in world.objects for c in p.candidates)}
+    out: dict[int, set[str]] = {}
+    for q in res.of_role(THING, MENTION, DESTINATION):
+        if q.clause not in owned and q.candidates and all(c in world.places for c in q.candidates):
+            out.setdefault(q.clause, set()).update(q.candidates)
+    return out
+
+
+def _bound_places(obj: str, res: Resolution, world: WorldState, lex: Lexicon,
+                  unread: Unread) -> tuple[Phrase, set[str], list[Phrase]] | None:
+    """The places the words bind ``obj`` to, clause by clause: a clause with its own things and its own place puts
+    those things there ("put the pen and the sponge in the left drawer and close it, then set the cup on the tray":
+    the pen and the sponge in the left drawer). Every clause with a phrase that may mean ``obj`` (its candidates,
+    or an unread phrase whose read words allow it) must name a place read in full, else None (nothing binds it);
+    a later clause with no thing of its own (:func:`_open_clauses`), or with things described by a place it was
+    put in, may place it too. Returns (a phrase for it, the places, the place phrases of its clauses)."""
+    own = [p for p in res.of_role(THING, MENTION) if obj in p.candidates or (not p.read or not p.candidates)
+           and _may_mean(p, obj, world, lex, p.start in unread.defined)]
+    dests = [q for q in res.of_role(DESTINATION) if q.clause in {p.clause for p in own}]
+    if not own or any(p.role == MENTION or p.clause in unread.loose or not any(q.clause == p.clause for q in dests)
+                      for p in own) or any(not q.candidates or not q.read for q in dests):
+        return None
+    first = min(p.clause for p in own)
+    places = {c for q in dests for c in q.candidates}
+    for q in sorted(res.of_role(REFERENCE), key=lambda q: q.clause):  # "put the cup in the tray, then move
+        if q.clause > first and set(q.candidates) & places:  # everything in the tray to the box": it may be there
+            places |= {c for d in res.of_role(DESTINATION) if d.clause == q.clause for c in d.candidates}
+    opened = {c for clause, named in _open_clauses(res, world, lex).items() if clause > first for c in named}
+    return own[0], places | opened, dests
 
 
 def _place_words(obj: str, place: str, res: Resolution) -> str:

@@ -74,6 +74,7 @@ class Phrase:
     start: int = 0
     unread: tuple[str, ...] = ()
     matches: str = ""  # "the tray of its colour": each thing goes to the candidate sharing this attribute with it
+    clause: int = 0  # split at sentence ends, "then", and a comma or "and" right before a verb
 
 
 @dataclass(frozen=True)
@@ -260,6 +261,15 @@ class _Parse:
 
     def visible(self, names: Iterable[str]) -> list[str]:
         return sorted(n for n in names if self.world.is_visible(n))
+
+
+def clauses(toks: Sequence[_Tok], lex: Lexicon) -> list[int]:
+    """Each token's clause: split after a sentence end or "then", and at a comma or "and" right before a verb."""
+    verbs, out = (_VERBS | lex.words("placing_verbs")) - {"then"}, [0]
+    for j, t in enumerate(toks[:-1]):
+        out.append(out[-1] + (t.cls == "punct" and t.text in ".;:!?" or t.text == "then"
+                              or t.text in (",", "and") and toks[j + 1].text in verbs))
+    return out
 
 
 def _filter(parse: _Parse, names: list[str], words: list[str]) -> tuple[list[str], list[str], bool]:
@@ -777,7 +787,8 @@ def resolve(text: str, world: WorldState, lexicon: Lexicon | None = None) -> Res
     vocab = vocabulary(world, lex)
     parse = _Parse(world, lex, tokens(text, vocab, lex), vocab=vocab)
     _parse(parse)
-    return Resolution(tuple(_apply_scope(parse)), tuple(_implied(parse)))
+    numbers = clauses(parse.toks, lex)
+    return Resolution(tuple(replace(p, clause=numbers[p.start]) for p in _apply_scope(parse)), tuple(_implied(parse)))
 
 
 def resolve_answer(answer: str, candidates: Sequence[str], world: WorldState,

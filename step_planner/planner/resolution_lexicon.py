@@ -78,6 +78,7 @@ class ResolutionLexiconFile(ConfigModel):
     where_it_is: Words = Field((), description="Prepositions describing where a thing is.")
     source: Words = Field((), description="Prepositions naming where a thing comes from.")
     where_it_goes: Words = Field((), description="Prepositions naming where a thing goes.")
+    place_adverbs: Words = Field((), description="Words standing for a place said elsewhere (put it there).")
     placing_verbs: Words = Field((), description="Verbs that move things.")
     relative: Words = Field((), description="Relative pronouns (that, which).")
     copula: Words = Field((), description="Forms of 'to be' (and sits, lies) in relative clauses.")

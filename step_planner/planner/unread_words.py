@@ -33,6 +33,7 @@ from step_planner.planner.resolution import (
     Lexicon,
     Phrase,
     Resolution,
+    clauses,
     resolve,
     singular,
     tokens,
@@ -60,6 +61,8 @@ class Unread:
     aside: dict[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # a wider phrase an aside may
     # except from -> how it reads without the aside, and what that holds ("everything on the table, bar the cup,
     # in the bin" -> "everything on the table")
+    loose: frozenset[int] = frozenset()  # clauses with a place word that opens no phrase ("green block in there
+    # instead", "put it here"): the place phrases of such a clause are not all it says about where its things go
 
     def of(self, start: int) -> tuple[str, ...]:
         return self.reference.get(start, ())
@@ -170,7 +173,16 @@ def account(text: str, res: Resolution, world: WorldState, lex: Lexicon, extra: 
                   {k: tuple(dict.fromkeys(v)) for k, v in place.items()}, _counts(toks, phrases, lex, sentence, world),
                   _defined(toks, phrases, lex, verbs, world), excepts, {k: tuple(v) for k, v in except_from.items()},
                   _bounded(toks, set(unknown), [p for p in phrases if p.start in reference], world, lex),
-                  _asides(toks, phrases, except_from, world, lex))
+                  _asides(toks, phrases, except_from, world, lex), _loose(toks, phrases, lex))
+
+
+def _loose(toks: list, phrases: list, lex: Lexicon) -> frozenset[int]:
+    """The clauses holding a place word that opens no phrase: a preposition of going with no phrase right after it
+    ("in there", "inside", "to the left"), or a word standing for a place ("here", "there")."""
+    clause, goes = clauses(toks, lex), lex.words("where_it_goes")
+    return frozenset(clause[m] for m, t in enumerate(toks) if t.text in lex.words("place_adverbs")
+                     or (t.text in goes or t.cls == "where_it_goes")
+                     and not any(m < p.start <= m + 3 and clause[p.start] == clause[m] for p in phrases))
 
 
 def _asides(toks: list, phrases: list, except_from: dict[int, list[int]], world: WorldState,
