@@ -119,8 +119,37 @@ def test_a_later_clause_about_what_a_place_holds_may_move_what_was_put_there(lib
     later phrase is resolved in the world before the cup was put there); the bin is said for nothing it holds."""
     text = (f"Put the {spoken(thing)} in the tray, then move everything in the tray to the box. "
             "The sponge goes in the bin.")
-    assert checked(library, "blocks_tray", text, [f"in({thing}, box)", "in(yellow_block, box)"]
-                   + (["in(sponge, bin)"] if thing != "sponge" else [])).ok
+    if thing == "sponge":  # named again last: the last clause naming it decides ("The sponge goes in the bin")
+        assert checked(library, "blocks_tray", text, ["in(sponge, bin)", "in(yellow_block, box)"]).ok
+        assert_bound(checked(library, "blocks_tray", text, ["in(sponge, box)", "in(yellow_block, box)"]), "sponge")
+        return
+    assert checked(library, "blocks_tray", text, [f"in({thing}, box)", "in(yellow_block, box)", "in(sponge, bin)"]).ok
     if thing != "sponge":
         assert_bound(checked(library, "blocks_tray", text, [f"in({thing}, bin)", "in(yellow_block, box)",
                                                             "in(sponge, bin)"]), spoken(thing))
+
+
+GROUP_THEN_ONE = ["Put all the blocks in the box{sep} take the yellow one and put it in the bin",
+                  "Put the blocks in the box{sep} the yellow one goes in the bin",
+                  "{V} all the blocks into the box{sep} {v} the yellow block into the bin"]
+
+
+@pytest.mark.parametrize("sep", [", then", ";", ".", ", and then"])
+@pytest.mark.parametrize("wording", GROUP_THEN_ONE)
+@pytest.mark.parametrize("verb", WORDS["clause_verbs"][:2])
+def test_a_later_clause_naming_one_of_a_group_places_it_last(library, sep, wording, verb):
+    """"Put all the blocks in the box, then put the yellow one in the bin": the yellow block ends in the bin, the rest
+    in the box. The later phrase picks one of the group (it was refused as 'the yellow one is yellow_block, not
+    blue_block, ...', the group's blocks counted as its picks), and the last clause naming a thing decides its
+    place: the yellow block left in the box, or another block put in the bin, is refused."""
+    text = wording.format(sep=sep, V=verb.capitalize(), v=verb)
+    rest = ["in(red_block, box)", "in(blue_block, box)", "in(green_block, box)"]
+    meant = checked(library, "blocks_tray", text, [*rest, "in(yellow_block, bin)"])
+    assert meant.ok, (text, meant.problems)
+    if "take the yellow one and put it" in text:  # its own clause names no place, and 'it' only may mean it:
+        return  # nothing binds the yellow block (docs/goal_checks.md, the limits)
+    left = checked(library, "blocks_tray", text, [*rest, "in(yellow_block, box)"])
+    assert "unmentioned_place" in left.rules, (text, left.problems)
+    assert any("in(yellow_block, box): the words name 'the bin'" in p for p in left.problems), left.problems
+    swapped = checked(library, "blocks_tray", text, [*rest[:2], "in(green_block, bin)", "in(yellow_block, bin)"])
+    assert "unmentioned_place" in swapped.rules, (text, swapped.problems)

@@ -405,9 +405,10 @@ def _singular_picks(facts: Sequence[Condition], res: Resolution, world: WorldSta
     for p in res.of_role(THING, DESTINATION):
         if p.plural or not p.definite or p.named or not p.read or not p.kinds or p.matches:
             continue
-        others = {c for q in res.of_role(p.role) if q is not p and q.candidates != p.candidates
-                  and not set(p.candidates) & set(q.candidates) for c in q.candidates}
-        picked = tuple(c for c in _picks(p, facts, changed) if c not in others)  # "the red and the blue block"
+        # what other phrases say and this one cannot mean: "the red and the blue block", "all the blocks ..., then
+        # the yellow one"
+        others = {c for q in res.of_role(p.role) if q is not p for c in q.candidates if c not in p.candidates}
+        picked = tuple(c for c in _picks(p, facts, changed) if c not in others)
         if not picked:
             continue
         if (doubt := unread.of(p.start)) and set(picked) != set(p.candidates):  # which one: the unread word may say
@@ -590,7 +591,8 @@ def _bound_places(obj: str, res: Resolution, world: WorldState, lex: Lexicon,
     the pen and the sponge in the left drawer). Every clause with a phrase that may mean ``obj`` (its candidates,
     or an unread phrase whose read words allow it) must name a place read in full, else None (nothing binds it);
     a later clause with no thing of its own (:func:`_open_clauses`), or with things described by a place it was
-    put in, may place it too. Returns (a phrase for it, the places, the place phrases of its clauses)."""
+    put in, may place it too; of clauses naming it in words read, the last decides. Returns (a phrase for it, the
+    places, the place phrases of its clauses)."""
     own = [p for p in res.of_role(THING, MENTION) if obj in p.candidates or (not p.read or not p.candidates)
            and _may_mean(p, obj, world, lex, p.start in unread.defined)]
     dests = [q for q in res.of_role(DESTINATION) if q.clause in {p.clause for p in own}]
@@ -598,12 +600,17 @@ def _bound_places(obj: str, res: Resolution, world: WorldState, lex: Lexicon,
                       for p in own) or any(not q.candidates or not q.read for q in dests):
         return None
     first = min(p.clause for p in own)
-    places = {c for q in dests for c in q.candidates}
+    # a later clause naming it places it last ("put all the blocks in the box, then the yellow one in the bin"); a
+    # pronoun only may mean it
+    pronouns = lex.words("pronouns_singular") | lex.words("pronouns_plural")
+    last = max((p.clause for p in own if p.read and obj in p.candidates and p.said not in pronouns), default=first)
+    places = {c for q in dests if q.clause >= last for c in q.candidates}
     for q in sorted(res.of_role(REFERENCE), key=lambda q: q.clause):  # "put the cup in the tray, then move
         if q.clause > first and set(q.candidates) & places:  # everything in the tray to the box": it may be there
             places |= {c for d in res.of_role(DESTINATION) if d.clause == q.clause for c in d.candidates}
     opened = {c for clause, named in _open_clauses(res, world, lex).items() if clause > first for c in named}
-    return own[0], places | opened, dests
+    named = next((p for p in own if p.clause == last and p.read and obj in p.candidates), own[0])
+    return named, places | opened, [q for q in dests if q.clause >= last]
 
 
 def _place_words(obj: str, place: str, res: Resolution) -> str:
