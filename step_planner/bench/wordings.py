@@ -298,21 +298,26 @@ def _place(w: SceneWords, rng: random.Random) -> Iterator[Item]:
             yield Item("place", w.scene, text, [put_fact(w, o, dest)], {phrase: [o]}, candidates=objs)
 
 
+def single_states(w: SceneWords, name: str, names: list[str]) -> list[str]:
+    """The states ("open", "closed", "empty") that single out place ``name`` among the places ``names`` of its kind:
+    the one open (or closed) drawer of two or more, the one container seen empty. Both wordings corpora use it."""
+    place, places = w.world.places[name], w.world.places
+    states = []
+    if place.openable and len(names) >= 2 and sum(places[n].is_open == place.is_open for n in names) == 1:
+        states.append("open" if place.is_open else "closed")
+    if (place.is_open or not place.openable) and place.is_container and not w.world.contents(name) and \
+            all(w.world.contents(n) or (places[n].openable and not places[n].is_open) for n in names if n != name):
+        states.append("empty")
+    return states
+
+
 def _state(w: SceneWords, rng: random.Random) -> Iterator[Item]:
     kinds: dict[str, list[str]] = {}
     for name, place in w.world.places.items():
         kinds.setdefault(place.kind, []).append(name)
     for kind, names in kinds.items():
         for name in names:
-            place = w.world.places[name]
-            words = []
-            if place.openable and len(names) >= 2 and sum(w.world.places[n].is_open == place.is_open
-                                                          for n in names) == 1:
-                words.append("open" if place.is_open else "closed")
-            if (place.is_open or not place.openable) and place.is_container and not w.world.contents(name) and \
-                    all(w.world.contents(n) or (w.world.places[n].openable and not w.world.places[n].is_open)
-                        for n in names if n != name):
-                words.append("empty")
+            place, words = w.world.places[name], single_states(w, name, names)
             for word in words:
                 phrase = f"the {word} {kind}"
                 movable = [o for o in w.members() if w.world.objects[o].location != name][:2]

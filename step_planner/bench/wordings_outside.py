@@ -32,6 +32,7 @@ from step_planner.bench.wordings import (
     listing,
     load_lexicon,
     put_fact,
+    single_states,
     task_entry,
     which_cases,
 )
@@ -257,15 +258,7 @@ def _state(o: Outside, rng: random.Random) -> Iterator[Item]:
         if len(names) < 2:
             continue
         for name in names:
-            place = w.world.places[name]
-            states = []
-            if place.openable and sum(w.world.places[n].is_open == place.is_open for n in names) == 1:
-                states.append("open" if place.is_open else "closed")
-            if (place.is_open or not place.openable) and place.is_container and not w.world.contents(name) and \
-                    all(w.world.contents(n) or (w.world.places[n].openable and not w.world.places[n].is_open)
-                        for n in names if n != name):
-                states.append("empty")
-            for state in states:
+            for state in single_states(w, name, names):
                 said = rng.choice(o.words["states"][state])
                 adverb = rng.choice([*o.words["adverbs"], ""])
                 if adverb and rng.random() < 0.4:
