@@ -93,31 +93,26 @@ class CollisionChecker:
             self._place_attached()
             mujoco.mj_kinematics(self.model, self.data)
         mujoco.mj_collision(self.model, self.data)
+        if not self.data.ncon:
+            return []
+        # the same tests as one loop over the contacts would make, on all of them at once (the loop over
+        # data.contact's items took a sixth of a sim run's CPU: each item is a Python view)
+        g1, g2 = self.data.contact.geom[:, 0], self.data.contact.geom[:, 1]
+        robot, held, fingers = self.robot_geoms, self.attached_geoms, self.finger_geoms
+        keep = (robot[g1] | held[g1] | robot[g2] | held[g2]) & ~self.ignored_geoms[g1] & ~self.ignored_geoms[g2]
+        keep &= ~((fingers[g1] & held[g2]) | (fingers[g2] & held[g1])) & ~(held[g1] & held[g2])
+        if allow_fingers:
+            keep &= ~(fingers[g1] | held[g1] | fingers[g2] | held[g2])
+        # the arm's own links are known exactly: the world-model margin does not apply to them
+        limit = np.where(robot[g1] & robot[g2], SELF_MARGIN, self.margin)
+        dist = self.data.contact.dist
+        keep &= dist < limit
         hits = []
-        for c in self.data.contact[: self.data.ncon]:
-            g1, g2 = c.geom1, c.geom2
-            mine1 = self.robot_geoms[g1] or self.attached_geoms[g1]
-            mine2 = self.robot_geoms[g2] or self.attached_geoms[g2]
-            if not (mine1 or mine2) or self.ignored_geoms[g1] or self.ignored_geoms[g2]:
-                continue
-            if (self.finger_geoms[g1] and self.attached_geoms[g2]) or (
-                self.finger_geoms[g2] and self.attached_geoms[g1]
-            ):
-                continue
-            if self.attached_geoms[g1] and self.attached_geoms[g2]:
-                continue
-            if allow_fingers and any(self.finger_geoms[g] or self.attached_geoms[g] for g in (g1, g2)):
-                continue
-            # the arm's own links are known exactly: the world-model margin does not apply to them
-            limit = SELF_MARGIN if self.robot_geoms[g1] and self.robot_geoms[g2] else self.margin
-            if c.dist < limit:
-                hits.append(
-                    (
-                        self.model.geom(g1).name or self.model.body(self.model.geom_bodyid[g1]).name,
-                        self.model.geom(g2).name or self.model.body(self.model.geom_bodyid[g2]).name,
-                        float(c.dist),
-                    )
-                )
+        for k in np.flatnonzero(keep):
+            a, b = int(g1[k]), int(g2[k])
+            hits.append((self.model.geom(a).name or self.model.body(self.model.geom_bodyid[a]).name,
+                         self.model.geom(b).name or self.model.body(self.model.geom_bodyid[b]).name,
+                         float(dist[k])))
         return hits
 
     def is_free(self, q: np.ndarray) -> bool:
