@@ -127,8 +127,10 @@ $(PKG_STAMP): setup.py setup.cfg package.xml $(DEMO_REQ_STAMP)
 
 interfaces: $(IFACE_STAMP)
 
+# The venv's copy is for rclpy (the node, the tests, `make demo-ros`): C and Python typesupports only, half the CPU
+# of every generator; the colcon workspaces (colcon-ws, robot-install: what a robot runs) build them all.
 $(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_paths.py $(BUILD_REQ_STAMP)
-	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/step_planner_interfaces
+	IFACE_CMAKE_ARGS=-DSTEP_PLANNER_INTERFACES_C_AND_PYTHON_ONLY=ON scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/step_planner_interfaces
 	@touch $@
 
 .SECONDEXPANSION:

@@ -4,6 +4,9 @@
 #
 #   scripts/build_interfaces.sh VENV [BUILD_DIR [PACKAGE_DIR]]
 #
+# IFACE_CMAKE_ARGS (environment, optional) are passed on to cmake's configure step, e.g.
+# -DSTEP_PLANNER_INTERFACES_C_AND_PYTHON_ONLY=ON for the venv's copy of step_planner_interfaces (the Makefile).
+#
 # PACKAGE_DIR defaults to step_planner_interfaces. The Makefile also builds the test-only control_msgs and
 # franka_msgs of test/interfaces/ with it: the venv stands in for the robot's /opt/ros/jazzy, where those
 # come from the ROS install (rosdep, franka_ros2); they never enter the colcon workspace
@@ -45,6 +48,7 @@ cmake -S "$src" -B "$build" \
   -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-}" \
   -DPython3_EXECUTABLE="$py" \
   -DBUILD_TESTING=OFF \
+  ${IFACE_CMAKE_ARGS:-} \
   -Wno-dev >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
 cmake --build "$build" -j "$jobs" >"$build.build.log" 2>&1 || { tail -60 "$build.build.log" >&2; exit 1; }
 cmake --install "$build" >"$build.install.log" 2>&1 || { tail -30 "$build.install.log" >&2; exit 1; }
