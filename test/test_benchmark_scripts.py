@@ -67,10 +67,10 @@ def test_overlap_latency_waste_sweep_on_a_two_task_suite(tmp_path):
 @pytest.mark.sim
 def test_overlap_latency_one_short_task_serial_really_is_serial():
     """The serial run removes the feature from a profile that carries it (grounded): the script stops if the
-    serial run prepared anything during motion."""
+    serial run prepared anything during motion. At three times real time: the figures are not asserted."""
     pytest.importorskip("mujoco")
     out = run("benchmarks/overlap_latency.py", "--profiles", "grounded", "--planner-config", "config/bench.yaml",
-              "--tasks", "ss01_red_block_tray", "--delays", "0.2", "--waste-seeds", "0", timeout=300)
+              "--tasks", "ss01_red_block_tray", "--delays", "0.2", "--waste-seeds", "0", "--pace", "3", timeout=300)
     row = next(line for line in out.splitlines() if line.startswith("| grounded | ss01_red_block_tray"))
     assert "FAILED" not in row
 

@@ -92,7 +92,8 @@ class SimExecutor(MotionStackExecutor):
     ``video_path`` records an MP4 of everything executed until :meth:`close` (across resets);
     ``render`` saves a keyframe PNG after each primitive into ``keyframe_dir`` (default: next to
     the video, ``<video stem>_keyframes/``). ``realtime`` runs the physics at real-time pace, so a
-    primitive takes as long in wall time as on the robot (latency benchmarks, live viewers).
+    primitive takes as long in wall time as on the robot (latency benchmarks, live viewers); a number is the pace
+    (simulated seconds per wall second: 3.0 three times real time, as the tests run the MuJoCo robot).
     ``velocity_cap`` (rad/s per joint) bounds every planned joint speed, as the controllers backend's
     ``stop_within_s`` does (to compare the two like for like); None: the motion stack's limits alone.
     ``plan_limits``: (lower, upper) arm joint ranges IK and the planner keep to, as the controllers backend plans a
@@ -107,7 +108,7 @@ class SimExecutor(MotionStackExecutor):
         video_path: str | Path | None = None,
         render: bool = False,
         keyframe_dir: str | Path | None = None,
-        realtime: bool = False,
+        realtime: bool | float = False,
         velocity_cap: Sequence[float] | None = None,
         plan_limits: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
@@ -138,7 +139,7 @@ class SimExecutor(MotionStackExecutor):
 
             self.renderer = SceneRenderer(self.model, video_path=self.video_path)
         self.controller = Controller(self.model, self.data, self.index, on_step=self._on_step,
-                                     pace=1.0 if self.realtime else 0.0)
+                                     pace=float(self.realtime))
         self.controller.hold(HOME_Q)
         self.controller.settle(0.5)  # let objects come to rest
         if self.plan_limits is not None:  # the planner's bounds only (PandaIndex.lower/upper), not the physics'
