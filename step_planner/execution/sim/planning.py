@@ -43,8 +43,18 @@ class CollisionChecker:
         self.finger_geoms = np.isin(self.model.geom_bodyid, list(index.finger_bodies))
         self.model.geom_margin[self.robot_geoms] = margin
         self.model.geom_gap[self.robot_geoms] = margin
+        # Only contacts of the robot (and what it holds) are asked for, so this copy does not generate the others
+        # (objects resting on the table or in a drawer: most of mj_collision's work in a cluttered scene). A pair
+        # collides when contype1 & conaffinity2 or contype2 & conaffinity1; with every geom's contype equal to its
+        # conaffinity (the scenes' 1/1 and 0/0), clearing the contype of the geoms not the robot's keeps every pair with
+        # a robot geom exactly as it was and drops the pairs of two other geoms.
+        self._contype = self.model.geom_contype.copy()
+        self._scene_only = ~self.robot_geoms if np.array_equal(self._contype, self.model.geom_conaffinity) else None
+        if self._scene_only is not None:
+            self.model.geom_contype[self._scene_only] = 0
         self.attachment: Attachment | None = None
         self.attached_geoms = np.zeros(self.model.ngeom, dtype=bool)
+        self._tables: dict[bool, tuple[np.ndarray, np.ndarray]] = {}
         self.ignored_geoms = np.zeros(self.model.ngeom, dtype=bool)
         self.margin = margin
         self.checks = 0
@@ -58,17 +68,38 @@ class CollisionChecker:
         self.attachment = attachment
         self.model.geom_margin[self.attached_geoms] = 0.0
         self.model.geom_gap[self.attached_geoms] = 0.0
+        if self._scene_only is not None:
+            self.model.geom_contype[self.attached_geoms & self._scene_only] = 0
         self.attached_geoms[:] = False
         if attachment is not None:
             self.attached_geoms = self.model.geom_bodyid == attachment.body_id
             self.model.geom_margin[self.attached_geoms] = self.margin
             self.model.geom_gap[self.attached_geoms] = self.margin
+            self.model.geom_contype[self.attached_geoms] = self._contype[self.attached_geoms]  # held: the robot's
+        self._tables.clear()
 
     def ignore(self, geom_ids) -> None:
         """Geoms allowed to touch the robot (e.g. a handle during a Cartesian move)."""
         self.ignored_geoms[:] = False
         for g in geom_ids:
             self.ignored_geoms[g] = True
+        self._tables.clear()
+
+    def _pairs(self, allow_fingers: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(counted, limit) over geom pairs: whether a contact of the pair is the robot's to report, and the distance
+        under which it is (the arm's own links are known exactly: the world-model margin does not apply to them)."""
+        if allow_fingers not in self._tables:
+            robot, held, fingers, ignored = self.robot_geoms, self.attached_geoms, self.finger_geoms, self.ignored_geoms
+            mine = robot | held
+            counted = (mine[:, None] | mine[None, :]) & ~ignored[:, None] & ~ignored[None, :]
+            counted &= ~((fingers[:, None] & held[None, :]) | (fingers[None, :] & held[:, None]))
+            counted &= ~(held[:, None] & held[None, :])
+            if allow_fingers:
+                hand = fingers | held
+                counted &= ~(hand[:, None] | hand[None, :])
+            limit = np.where(robot[:, None] & robot[None, :], SELF_MARGIN, self.margin)
+            self._tables[allow_fingers] = counted, limit
+        return self._tables[allow_fingers]
 
     def _place_attached(self) -> None:
         a = self.attachment
@@ -95,18 +126,13 @@ class CollisionChecker:
         mujoco.mj_collision(self.model, self.data)
         if not self.data.ncon:
             return []
-        # the same tests as one loop over the contacts would make, on all of them at once (the loop over
-        # data.contact's items took a sixth of a sim run's CPU: each item is a Python view)
-        g1, g2 = self.data.contact.geom[:, 0], self.data.contact.geom[:, 1]
-        robot, held, fingers = self.robot_geoms, self.attached_geoms, self.finger_geoms
-        keep = (robot[g1] | held[g1] | robot[g2] | held[g2]) & ~self.ignored_geoms[g1] & ~self.ignored_geoms[g2]
-        keep &= ~((fingers[g1] & held[g2]) | (fingers[g2] & held[g1])) & ~(held[g1] & held[g2])
-        if allow_fingers:
-            keep &= ~(fingers[g1] | held[g1] | fingers[g2] | held[g2])
-        # the arm's own links are known exactly: the world-model margin does not apply to them
-        limit = np.where(robot[g1] & robot[g2], SELF_MARGIN, self.margin)
-        dist = self.data.contact.dist
-        keep &= dist < limit
+        # which pairs count, and their distance limit, are tables over geom pairs (remade after attach/ignore): the
+        # tests a loop over data.contact's items made (a sixth of a sim run's CPU: each item is a Python view)
+        contact = self.data.contact
+        g1, g2 = contact.geom[:, 0], contact.geom[:, 1]
+        counted, limit = self._pairs(allow_fingers)
+        dist = contact.dist
+        keep = counted[g1, g2] & (dist < limit[g1, g2])
         hits = []
         for k in np.flatnonzero(keep):
             a, b = int(g1[k]), int(g2[k])
