@@ -3,10 +3,10 @@
     python benchmarks/controllers_boundary.py --suite table3 --profile grounded --planner-config config/bench.yaml
 
 Every task of the suite runs twice, one right after the other, answered by the scripted expert (NOT an LLM,
-mistake rate 0): on the in-process MuJoCo backend at real-time pace, and on the ``controllers`` backend, whose
-every motion crosses real DDS as control_msgs FollowJointTrajectory and GripperCommand goals to the MuJoCo robot
-(``step-planner mujoco-robot``, real-time factor ``--realtime-factor``) in its own process, with the world read
-back from its /joint_states and model poses. Success is the task's goal facts in the final world each backend
+mistake rate 0), both at the pace ``--realtime-factor`` (1: real time): on the in-process MuJoCo backend, and on
+the ``controllers`` backend, whose every motion crosses real DDS as control_msgs FollowJointTrajectory and
+GripperCommand goals to the MuJoCo robot (``step-planner mujoco-robot``) in its own process, with the world read back
+from its /joint_states and model poses. Success is the task's goal facts in the final world each backend
 reports (the robot's: derived from the poses it publishes, its physics' ground truth). Prints each task, the
 solved and verified counts, the wall-time ratio, and what crossed the boundary (goals by outcome, tracking error).
 """
@@ -56,9 +56,10 @@ def main(argv: list[str] | None = None) -> int:
           f"budgets of {args.planner_config}; {len(tasks)} tasks of {args.suite}.")
     boundary = BoundaryConfig.load(config_path("robot_boundary.yaml"))
     cap = boundary.velocity_cap  # both plan with the same joint speed cap: the ratio is the boundary's own cost
-    print(f"in-process: SimExecutor(realtime=True); controllers: the MuJoCo robot in another process at real-time "
-          f"factor {args.realtime_factor}, over Fast DDS on loopback. Both plan with the boundary's joint speed cap "
-          f"(stop_within_s {boundary.stop_within_s} s: {list(cap) if cap else 'none'} rad/s).\n")
+    print(f"in-process: SimExecutor(realtime={args.realtime_factor:g}); controllers: the MuJoCo robot in another "
+          f"process at real-time factor {args.realtime_factor:g}, over Fast DDS on loopback. Both plan with the "
+          f"boundary's joint speed cap (stop_within_s {boundary.stop_within_s} s: "
+          f"{list(cap) if cap else 'none'} rad/s).\n")
     rows = []
     t0 = time.perf_counter()
     with RobotProcess(realtime_factor=args.realtime_factor, scene=tasks[0].scene) as robot:
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             connection.wait_ready(60.0)
 
             def sim(lib, world):
-                return SimExecutor(lib, world, realtime=True, velocity_cap=cap)
+                return SimExecutor(lib, world, realtime=args.realtime_factor, velocity_cap=cap)
 
             def controllers(lib, world):
                 return make_executor("controllers", lib, world, connection=connection,
