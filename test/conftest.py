@@ -84,9 +84,51 @@ GROUPED = {f"test/test_{name}.py" for name in (
 )}
 
 
+# The files that use what ``make test`` builds beside pytest (the colcon workspace, the robot-machine install): run
+# late, after four fifths of the other tests, so the build has had the cores' idle time (Makefile, test:), and not
+# last, so the other worker still has tests while these wait or run. Their module fixture then only waits for the
+# build, so they are not grouped either: a worker that has nothing else to do takes the next of their tests.
+LATE = ("test/test_colcon_install.py", "test/test_robot_install.py")
+
+
+def _grouped() -> set[str]:
+    return GROUPED - set(LATE) if os.environ.get("STEP_PLANNER_WORKSPACES_BUILD") else GROUPED
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest work units first (test/work_order.py), the LATE files late when make builds what they use."""
+    from work_order import load_durations, order
+
+    late = LATE if os.environ.get("STEP_PLANNER_WORKSPACES_BUILD") else ()
+    position = {nodeid: i for i, nodeid in enumerate(order([i.nodeid for i in items], load_durations(), _grouped(),
+                                                           late))}
+    items.sort(key=lambda item: position[item.nodeid])
+
+
+def workspace_from_make(variable: str) -> Path | None:
+    """The folder ``make test`` names in ``variable`` (STEP_PLANNER_COLCON_WS, STEP_PLANNER_ROBOT_INSTALL), once
+    its build beside pytest has ended (``$STEP_PLANNER_WORKSPACES_BUILD.exit`` holds make's exit code); None when
+    not given (the test builds its own). A failed build fails the test with the end of the build's log."""
+    import time
+
+    given = os.environ.get(variable)
+    if not given:
+        return None
+    log = os.environ.get("STEP_PLANNER_WORKSPACES_BUILD")
+    if log:
+        done, deadline = Path(log + ".exit"), time.monotonic() + 500  # within the tests' 600 s timeout
+        while not done.exists():
+            assert time.monotonic() < deadline, f"the workspaces' build beside pytest did not end; its log: {log}"
+            time.sleep(1.0)
+        code = done.read_text().strip()
+        tail = Path(log).read_text()[-3000:] if Path(log).exists() else "(no log)"
+        assert code == "0", f"make colcon-ws robot-install failed (exit {code}):\n{tail}"
+    return Path(given)
+
+
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest -p no:xdist knows no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadgroup``'s scheduler with the ``GROUPED`` files as groups.
+    """``--dist loadgroup``'s scheduler with the ``GROUPED`` files as groups, taken in collection order.
 
     Not ``xdist_group`` marks: xdist 3.8 puts a mark's group into ``item._nodeid``, which pytest 9 no longer reads
     (``Node.nodeid`` is ``str(self._id)``), so every mark was lost and each module fixture was made on every worker
@@ -95,10 +137,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False  # the units in collection order: longest first (pytest_collection_...)
+    grouped = _grouped()
+
     class FileGroups(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::")[0]
-            return path if path in GROUPED else nodeid
+            return path if path in grouped else nodeid
 
     return FileGroups(config, log)
 
@@ -106,7 +151,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--cpu-log", metavar="FILE", default=None,
                      help="append each test's CPU seconds (its worker process and the child processes it reaped: "
-                          "nodes, robots, builds) and node id to FILE, one line each (where CI's CPU goes)")
+                          "nodes, robots, builds), node id, xdist worker and wall-clock start and end (Unix "
+                          "seconds) to FILE, tab-separated, one line each (where CI's CPU and time go)")
 
 
 def _cpu_seconds() -> float:
@@ -119,12 +165,15 @@ def _cpu_seconds() -> float:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     """With ``--cpu-log``: a module fixture's robot process counts where it is torn down (its last test)."""
+    import time
+
     log = item.config.getoption("--cpu-log")
-    start = _cpu_seconds() if log else 0.0
+    start, began = (_cpu_seconds(), time.time()) if log else (0.0, 0.0)
     yield
     if log:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         with open(log, "a") as out:
-            out.write(f"{_cpu_seconds() - start:.2f}\t{item.nodeid}\n")
+            out.write(f"{_cpu_seconds() - start:.2f}\t{item.nodeid}\t{worker}\t{began:.2f}\t{time.time():.2f}\n")
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import workspace_from_make
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -22,9 +23,9 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.timeout(600)]
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
-    given = os.environ.get("STEP_PLANNER_COLCON_WS")
+    given = workspace_from_make("STEP_PLANNER_COLCON_WS")
     if given:
-        ws = Path(given)
+        ws = given
         assert (ws / "install" / "setup.bash").is_file(), f"STEP_PLANNER_COLCON_WS={given} holds no built install"
         return ws
     ws = tmp_path_factory.mktemp("colcon") / "ws"

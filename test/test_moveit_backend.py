@@ -346,7 +346,9 @@ def test_an_episode_records_the_joint_states_the_backend_receives_and_the_world_
     finger = ex.config.variant.finger_joints[0]
     seen = [r.position[r.names.index(finger)] for r in episode.joint_states if finger in r.names]
     assert len(seen) == len(episode.joint_states) > 10  # every message (the stand-in publishes at 100 Hz)
-    assert seen[0] == pytest.approx(0.04, abs=1e-3) and seen[-1] == pytest.approx(WIDTH["tape"] / 2, abs=2e-3)
+    # open at the start, the tape's width at the end; 2 mm either way: under load the fingers may still be settling
+    # open from the previous test when the first message arrives (a make test run under load saw 0.039)
+    assert seen[0] == pytest.approx(0.04, abs=2e-3) and seen[-1] == pytest.approx(WIDTH["tape"] / 2, abs=2e-3)
     names = BoundaryConfig.load(config_path("robot_boundary.yaml"), robot).model_names
     if robot == "panda":
         with pytest.raises(ReplayError, match="lack panda_joint1"):

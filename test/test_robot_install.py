@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import workspace_from_make
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_INDEX = Path(sys.prefix) / "share" / "ament_index" / "resource_index" / "packages"
@@ -123,9 +124,9 @@ def test_the_simulation_runs_the_documented_robot_block():
 @pytest.fixture(scope="module")
 def robot(tmp_path_factory) -> Path:
     """The simulated robot machine: ``make robot-install``'s (``$STEP_PLANNER_ROBOT_INSTALL``), else built."""
-    given = os.environ.get("STEP_PLANNER_ROBOT_INSTALL")
+    given = workspace_from_make("STEP_PLANNER_ROBOT_INSTALL")
     if given:
-        root = Path(given)
+        root = given
         assert (root / "env.bash").is_file(), f"STEP_PLANNER_ROBOT_INSTALL={given} holds no install"
         return root
     root = tmp_path_factory.mktemp("robot") / "robot"
