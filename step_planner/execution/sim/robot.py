@@ -127,6 +127,7 @@ class SimRobot:
             self.world = world.copy()
             self.world_name = self.world_name or "step_planner"
             self._arm_order = [self.arm_joints.index(j) for j in self.arm_params.joints]  # controller -> model
+            self._cache_indices()
             self.arm = TrajectoryController(self.arm_params, self._arm_q()[0])
             self.servo = Servo(self.servo_spec)
             self.servo.attach(model, index.arm_act)
@@ -142,6 +143,20 @@ class SimRobot:
             if self.cm is not None:
                 self.cm.reset()
         return notes
+
+    def _cache_indices(self) -> None:
+        """Under the lock, in a load: what :meth:`step` would otherwise recompute every physics step (the scene's
+        index arrays in the controller's joint order, the gains in that order, the control period)."""
+        order = np.array(self._arm_order)
+        self._back = np.argsort(order)  # controller order -> model order
+        self._arm_qpos = self.index.arm_qpos[order]  # controller order
+        self._arm_dof = self.index.arm_dof[order]
+        self._kp, self._kv = KP[order], KV[order]
+        self._dt = float(self.model.opt.timestep)
+        self._every = self.servo_spec.control_period(self._dt)
+        finger = self._finger_slot()
+        self._finger_qpos, self._finger_dof = int(self.index.finger_qpos[finger]), int(self.index.finger_dof[finger])
+        self._limits = None if self.limit_reflex is None else tuple(v[order] for v in self.limit_reflex)
 
     def _keep_faults(self) -> list[str]:
         """Under the lock, after a load: keep the armed faults the new scene can still meet (see :meth:`load`)."""
@@ -193,30 +208,29 @@ class SimRobot:
                 time.sleep(0)  # unpaced: still let the ROS threads answer goals (the GIL)
 
     def step(self) -> None:
-        """One control cycle and physics step (the thread calls this; tests may call it directly)."""
+        """One control cycle and physics step (the thread calls this; tests may call it directly). It runs 500
+        times per simulated second: what only a load changes is computed there (:meth:`_cache_indices`)."""
         with self.lock:
-            ctl, index, data = self.controller, self.index, self.data
-            t, dt = float(data.time), float(self.model.opt.timestep)
-            q, qd = self._arm_q()
+            ctl, data, dt = self.controller, self.data, self._dt
+            t = float(data.time)
+            q, qd = data.qpos[self._arm_qpos], data.qvel[self._arm_dof]  # new arrays, controller order
             if self.limit_reflex is not None and self.arm_active:
                 self._limit_reflex(q)
-            every = self.servo_spec.control_period(dt)
+            every = self._every
             if self._steps % every == 0:  # the controller manager's read and update (physics rate in ideal mode)
                 self._command = self.arm.update(t, every * dt, q, qd)
                 self.servo.latch(t, q, self._command[0], *self.arm.desired_now, qd, every * dt)
             self._steps += 1
             q_cmd, qd_cmd = self._command
-            finger = self._finger_slot()
-            position, velocity = float(data.qpos[index.finger_qpos[finger]]), float(data.qvel[index.finger_dof[finger]])
+            position, velocity = float(data.qpos[self._finger_qpos]), float(data.qvel[self._finger_dof])
             if isinstance(self.grip, FrankaGripper):  # the hand's width is both fingers'
                 setpoint = self.grip.update(t, 2 * position, 2 * velocity) / 2
             else:
                 setpoint = self.grip.update(t, position, velocity)
-            ctl.grip_ref = float(np.clip(setpoint, 0.0, FINGER_MAX))
-            back = np.argsort(self._arm_order)  # controller order -> model order
+            ctl.grip_ref = float(_clip(setpoint, 0.0, FINGER_MAX))
+            back = self._back
             q_ref, qd_ref = q_cmd[back], qd_cmd[back]
-            order = self._arm_order
-            arm_ctrl = self.servo.arm_ctrl(t + dt, q_cmd, qd_cmd, KP[order], KV[order])[back]
+            arm_ctrl = self.servo.arm_ctrl(t + dt, q_cmd, qd_cmd, self._kp, self._kv)[back]
             if self.faults:
                 self._faults_step()
         ctl.step(q_ref, qd_ref, arm_ctrl)  # locks for the physics step; paces outside the lock
@@ -226,7 +240,7 @@ class SimRobot:
         reflex (errors.h:67-71) makes franka_hardware's read fail and stop the robot (franka_hardware_interface.cpp:
         250-257), the controller manager deactivates the arm controller (controller_manager.cpp:3275-3304): the goal
         ends ABORTED, INVALID_GOAL, and later goals are rejected until a load (config/robot_boundary.yaml)."""
-        lower, upper = (v[self._arm_order] for v in self.limit_reflex)
+        lower, upper = self._limits
         excess = np.maximum(lower - q, 0.0) + np.maximum(q - upper, 0.0)
         self._tolerated = np.minimum(self._tolerated, excess)  # back inside: no longer tolerated
         outside = np.nonzero(excess > np.where(self._tolerated > 0, self._tolerated + RETRIP, 0.0))[0]
@@ -283,7 +297,7 @@ class SimRobot:
                 self.arm.deactivate(q)  # no goal runs: this only sets the hold at the measured position
                 self.reflex = None
                 if self.limit_reflex is not None:
-                    lower, upper = (v[self._arm_order] for v in self.limit_reflex)
+                    lower, upper = self._limits
                     self._tolerated = np.maximum(lower - q, 0.0) + np.maximum(q - upper, 0.0)
             return answer
 
@@ -293,10 +307,8 @@ class SimRobot:
             return INACTIVE if not self.arm_active else validate(self.arm_params, goal, float(self.data.time))
 
     def _arm_q(self) -> tuple[np.ndarray, np.ndarray]:
-        """Arm positions and velocities in the trajectory controller's joint order."""
-        q = self.data.qpos[self.index.arm_qpos][self._arm_order]
-        qd = self.data.qvel[self.index.arm_dof][self._arm_order]
-        return q.copy(), qd.copy()
+        """Arm positions and velocities in the trajectory controller's joint order (copies: fancy indexing)."""
+        return self.data.qpos[self._arm_qpos], self.data.qvel[self._arm_dof]
 
     def _finger_slot(self) -> int:
         return 0 if self.franka else self.finger_joints.index(self.grip_params.joint)
@@ -458,6 +470,11 @@ class SimRobot:
         (the cabinet a model in the world), the way a world exported by ``export-world`` reports them."""
         with self.lock:
             return model_poses(self.model, self.data, self.info, self.world_name)
+
+
+def _clip(value: float, low: float, high: float) -> float:
+    """np.clip for one number, without its array machinery (NaN stays NaN, as there)."""
+    return low if value < low else high if value > high else value
 
 
 def _pose(pos: np.ndarray, quat_wxyz: np.ndarray) -> tuple[tuple[float, float, float], tuple[float, ...]]:
