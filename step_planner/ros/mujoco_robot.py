@@ -249,6 +249,10 @@ class MujocoRobotNode(Node):
         self._loads = RequestOnce()
         self.create_service(LoadScene, "~/load_scene", self._on_load_scene, callback_group=group)
         self.create_service(InjectFault, "~/inject_fault", self._on_inject_fault, callback_group=group)
+        # one message per publisher, filled in place at each publish (messages.py: the constructors are the cost)
+        self._joint_msg, self._clock_msg = m.JointStateWriter(), Clock()
+        self._model_frames_msg, self._link_frames_msg = m.TransformsWriter(), m.TransformsWriter()
+        self._truth_msg, self._poses_msg = m.TransformsWriter(), m.TransformsWriter()
         self.robot.hooks += [Sampler(1.0 / p["joint_state_rate_hz"], self._publish_joints),
                              Sampler(1.0 / p["clock_rate_hz"], self._publish_clock)]
         if self._pose_pub is not None:
@@ -288,10 +292,11 @@ class MujocoRobotNode(Node):
             n, old = len(self.boundary.arm.joints), self._last_arm
             reading = JointReading(reading.time, reading.names, old.position[:n] + reading.position[n:],
                                    old.velocity[:n] + reading.velocity[n:], old.effort[:n] + reading.effort[n:])
-        self._joint_pub.publish(m.joint_state_msg(reading))
+        self._joint_pub.publish(self._joint_msg(reading))
 
     def _publish_clock(self) -> None:
-        self._clock_pub.publish(Clock(clock=m.stamp(self.robot.time)))
+        m.set_stamp(self._clock_msg.clock, self.robot.time)
+        self._clock_pub.publish(self._clock_msg)
 
     def _publish_model_frames(self) -> None:
         """/tf: the models under the world frame, the world frame at the robot base (RViz's fixed frame)."""
@@ -299,25 +304,25 @@ class MujocoRobotNode(Node):
         at = self.robot.time
         frames = [ModelPose(BASE_FRAME, self.robot.world_name, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
                   *self.robot.model_poses()]
-        self._tf_pub.publish(m.transforms_msg(frames, at))
+        self._tf_pub.publish(self._model_frames_msg(frames, at))
 
     def _publish_link_frames(self) -> None:
         assert self._tf_pub is not None
         at = self.robot.time
         frames = [ModelPose(parent, child, t, q) for parent, child, t, q in link_transforms(self.robot)]
-        self._tf_pub.publish(m.transforms_msg(frames, at))
+        self._tf_pub.publish(self._link_frames_msg(frames, at))
 
     def _publish_poses(self) -> None:
         assert self._pose_pub is not None
         truth, at = self.robot.model_poses(), self.robot.time
         if self._truth_pub is not None and self._truth_held_pub is not None:
-            self._truth_pub.publish(m.transforms_msg(truth, at))
+            self._truth_pub.publish(self._truth_msg(truth, at))
             self._truth_held_pub.publish(String(data=self.robot.held_object() or ""))
         report = truth if self.perception.noise.exact else \
             self.perception.report(at, truth, self.robot.hidden_objects())
         if report is not None:
             stamp = at - self.perception.noise.latency_s
-            self._pose_pub.publish(m.transforms_msg(report, max(0.0, stamp)))
+            self._pose_pub.publish(self._poses_msg(report, max(0.0, stamp)))
 
     # ---- goal bookkeeping -----------------------------------------------------------------------------------
     def _end_of(self, key: bytes) -> GoalEnd | None:
