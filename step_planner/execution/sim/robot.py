@@ -145,8 +145,9 @@ class SimRobot:
         return notes
 
     def _cache_indices(self) -> None:
-        """Under the lock, in a load: what :meth:`step` would otherwise recompute every physics step (the scene's
-        index arrays in the controller's joint order, the gains in that order, the control period)."""
+        """Under the lock, in a load: what :meth:`step` and the publishers would otherwise recompute every physics
+        step (the scene's index arrays in the controller's joint order, the gains in that order, the control
+        period, which bodies the poses report)."""
         order = np.array(self._arm_order)
         self._back = np.argsort(order)  # controller order -> model order
         self._arm_qpos = self.index.arm_qpos[order]  # controller order
@@ -157,6 +158,11 @@ class SimRobot:
         finger = self._finger_slot()
         self._finger_qpos, self._finger_dof = int(self.index.finger_qpos[finger]), int(self.index.finger_dof[finger])
         self._limits = None if self.limit_reflex is None else tuple(v[order] for v in self.limit_reflex)
+        # the publishers' (joint_state, model_poses): arm then finger joints in the model's order
+        self._joint_names = self.arm_joints + self.finger_joints
+        self._joint_qpos = np.concatenate([self.index.arm_qpos, self.index.finger_qpos])
+        self._joint_dof = np.concatenate([self.index.arm_dof, self.index.finger_dof])
+        self._pose_layout = PoseLayout.of(self.model, self.info)
 
     def _keep_faults(self) -> list[str]:
         """Under the lock, after a load: keep the armed faults the new scene can still meet (see :meth:`load`)."""
@@ -443,12 +449,9 @@ class SimRobot:
     def joint_state(self) -> JointReading:
         """Arm and finger joints by controller name, as joint_state_broadcaster publishes them."""
         with self.lock:
-            data, index = self.data, self.index
-            dofs = [*index.arm_dof, *index.finger_dof]
-            return JointReading(float(data.time), self.arm_joints + self.finger_joints,
-                                tuple(float(data.qpos[i]) for i in [*index.arm_qpos, *index.finger_qpos]),
-                                tuple(float(data.qvel[i]) for i in dofs),
-                                tuple(float(data.qfrc_actuator[i]) for i in dofs))
+            data, qpos, dofs = self.data, self._joint_qpos, self._joint_dof
+            return JointReading(float(data.time), self._joint_names, tuple(data.qpos[qpos].tolist()),
+                                tuple(data.qvel[dofs].tolist()), tuple(data.qfrc_actuator[dofs].tolist()))
 
     def hidden_objects(self) -> set[str]:
         """The objects inside a closed drawer now (a camera cannot see them)."""
@@ -469,7 +472,7 @@ class SimRobot:
         """Every movable object as a model in the world and every drawer as a link of its cabinet model
         (the cabinet a model in the world), the way a world exported by ``export-world`` reports them."""
         with self.lock:
-            return model_poses(self.model, self.data, self.info, self.world_name)
+            return model_poses(self.model, self.data, self.info, self.world_name, self._pose_layout)
 
 
 def _clip(value: float, low: float, high: float) -> float:
@@ -482,21 +485,42 @@ def _pose(pos: np.ndarray, quat_wxyz: np.ndarray) -> tuple[tuple[float, float, f
     return (float(pos[0]), float(pos[1]), float(pos[2])), (x, y, z, w)
 
 
-def model_poses(model: mujoco.MjModel, data: mujoco.MjData, info: SceneInfo, world_name: str) -> list[ModelPose]:
-    out = [ModelPose(world_name, name, *_pose(data.xpos[o.body_id], data.xquat[o.body_id]))
-           for name, o in info.objects.items()]
-    cabinets: set[int] = set()
-    for name, d in info.drawers.items():
-        parent = int(model.body_parentid[d.body_id])
-        cabinet = model.body(parent).name
-        if parent not in cabinets:
+@dataclass(frozen=True)
+class PoseLayout:
+    """Which bodies :func:`model_poses` reports, and under which names: fixed for a compiled scene."""
+
+    objects: tuple[str, ...]
+    object_bodies: np.ndarray
+    # per drawer: its name as a link, its body, its cabinet's body and name, and whether the cabinet comes first here
+    drawers: tuple[tuple[str, int, int, str, bool], ...]
+
+    @classmethod
+    def of(cls, model: mujoco.MjModel, info: SceneInfo) -> PoseLayout:
+        drawers, cabinets = [], set()
+        for name, d in info.drawers.items():
+            parent = int(model.body_parentid[d.body_id])
+            cabinet = model.body(parent).name
+            drawers.append((f"{cabinet}/{name}", d.body_id, parent, cabinet, parent not in cabinets))
             cabinets.add(parent)
+        return cls(tuple(info.objects), np.array([o.body_id for o in info.objects.values()], dtype=int),
+                   tuple(drawers))
+
+
+def model_poses(model: mujoco.MjModel, data: mujoco.MjData, info: SceneInfo, world_name: str,
+                layout: PoseLayout | None = None) -> list[ModelPose]:
+    """``layout``: :meth:`PoseLayout.of` the scene, when the caller keeps it (the robot publishes at 50 Hz)."""
+    layout = layout or PoseLayout.of(model, info)
+    ids = layout.object_bodies
+    out = [ModelPose(world_name, name, (p[0], p[1], p[2]), (q[1], q[2], q[3], q[0]))
+           for name, p, q in zip(layout.objects, data.xpos[ids].tolist(), data.xquat[ids].tolist(), strict=True)]
+    for link, body, parent, cabinet, first in layout.drawers:
+        if first:
             out.append(ModelPose(world_name, cabinet, *_pose(data.xpos[parent], data.xquat[parent])))
         rot = data.xmat[parent].reshape(3, 3)
-        local = rot.T @ (data.xpos[d.body_id] - data.xpos[parent])
+        local = rot.T @ (data.xpos[body] - data.xpos[parent])
         quat = np.zeros(4)
         inv = np.zeros(4)
         mujoco.mju_negQuat(inv, data.xquat[parent])
-        mujoco.mju_mulQuat(quat, inv, data.xquat[d.body_id])
-        out.append(ModelPose(cabinet, f"{cabinet}/{name}", *_pose(local, quat)))
+        mujoco.mju_mulQuat(quat, inv, data.xquat[body])
+        out.append(ModelPose(cabinet, link, *_pose(local, quat)))
     return out
