@@ -143,6 +143,8 @@ class ControllerManagerServer:
         if not self.robot.controller_active(ROBOT_STATE_BROADCASTER):
             self._log_events()
             return
+        if not self._state_pub.get_subscription_count():  # nobody to see it: not built (as MujocoRobotNode's)
+            return
         reading = self.robot.joint_state()
         cm: ControllerManagerEmulation = self.robot.cm
         n = len(self.arm_joints)

@@ -279,6 +279,14 @@ class MujocoRobotNode(Node):
         return load_scene(path)
 
     # ---- publishers (on the physics thread, at rates of simulated time) ---------------------------------------
+    # A message nobody is subscribed to is neither built nor published (rclpy's publish converts it even then): DDS
+    # delivers nothing to a subscriber before it matches, so a subscriber sees the same messages either way. What
+    # a publisher keeps from call to call (the arm's last joint state, the perception's noise and latency) is kept
+    # whether or not anyone listens.
+    @staticmethod
+    def _listened(publisher: Any) -> bool:
+        return publisher is not None and publisher.get_subscription_count() > 0
+
     def _publish_joints(self) -> None:
         """/joint_states as joint_state_publisher merges the arm's (joint_state_broadcaster's) and the hand's
         (franka_bringup franka.launch.py@29cb85a:121-124): it keeps the last message of each source and republishes
@@ -292,35 +300,42 @@ class MujocoRobotNode(Node):
             n, old = len(self.boundary.arm.joints), self._last_arm
             reading = JointReading(reading.time, reading.names, old.position[:n] + reading.position[n:],
                                    old.velocity[:n] + reading.velocity[n:], old.effort[:n] + reading.effort[n:])
-        self._joint_pub.publish(self._joint_msg(reading))
+        if self._listened(self._joint_pub):
+            self._joint_pub.publish(self._joint_msg(reading))
 
     def _publish_clock(self) -> None:
-        m.set_stamp(self._clock_msg.clock, self.robot.time)
-        self._clock_pub.publish(self._clock_msg)
+        if self._listened(self._clock_pub):
+            m.set_stamp(self._clock_msg.clock, self.robot.time)
+            self._clock_pub.publish(self._clock_msg)
 
     def _publish_model_frames(self) -> None:
         """/tf: the models under the world frame, the world frame at the robot base (RViz's fixed frame)."""
-        assert self._tf_pub is not None
+        if not self._listened(self._tf_pub):
+            return
         at = self.robot.time
         frames = [ModelPose(BASE_FRAME, self.robot.world_name, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
                   *self.robot.model_poses()]
         self._tf_pub.publish(self._model_frames_msg(frames, at))
 
     def _publish_link_frames(self) -> None:
-        assert self._tf_pub is not None
+        if not self._listened(self._tf_pub):
+            return
         at = self.robot.time
         frames = [ModelPose(parent, child, t, q) for parent, child, t, q in link_transforms(self.robot)]
         self._tf_pub.publish(self._link_frames_msg(frames, at))
 
     def _publish_poses(self) -> None:
-        assert self._pose_pub is not None
-        truth, at = self.robot.model_poses(), self.robot.time
-        if self._truth_pub is not None and self._truth_held_pub is not None:
-            self._truth_pub.publish(self._truth_msg(truth, at))
+        poses, truth, held = (self._listened(p) for p in (self._pose_pub, self._truth_pub, self._truth_held_pub))
+        exact = self.perception.noise.exact  # else the report is drawn every period, listened to or not
+        if exact and not (poses or truth or held):
+            return
+        truth_poses, at = self.robot.model_poses(), self.robot.time
+        if truth:
+            self._truth_pub.publish(self._truth_msg(truth_poses, at))
+        if held:
             self._truth_held_pub.publish(String(data=self.robot.held_object() or ""))
-        report = truth if self.perception.noise.exact else \
-            self.perception.report(at, truth, self.robot.hidden_objects())
-        if report is not None:
+        report = truth_poses if exact else self.perception.report(at, truth_poses, self.robot.hidden_objects())
+        if report is not None and poses:
             stamp = at - self.perception.noise.latency_s
             self._pose_pub.publish(self._poses_msg(report, max(0.0, stamp)))
 
