@@ -247,6 +247,9 @@ class SimRobot:
         250-257), the controller manager deactivates the arm controller (controller_manager.cpp:3275-3304): the goal
         ends ABORTED, INVALID_GOAL, and later goals are rejected until a load (config/robot_boundary.yaml)."""
         lower, upper = self._limits
+        if ((lower <= q) & (q <= upper)).all():  # every joint inside (the usual step): no excess, nothing tolerated
+            self._tolerated = np.zeros(len(q))
+            return
         excess = np.maximum(lower - q, 0.0) + np.maximum(q - upper, 0.0)
         self._tolerated = np.minimum(self._tolerated, excess)  # back inside: no longer tolerated
         outside = np.nonzero(excess > np.where(self._tolerated > 0, self._tolerated + RETRIP, 0.0))[0]
