@@ -16,6 +16,7 @@ from step_planner.execution.sim.controller_emulation import (
 )
 from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, HOME_Q
 from step_planner.execution.sim.robot import SimRobot
+from step_planner.execution.sim.servo import ServoSpec
 from step_planner.execution.sim.timing import time_parameterize
 from step_planner.resources import config_path
 
@@ -52,6 +53,29 @@ def test_a_trajectory_goal_is_tracked_within_millimetres_and_ends_at_its_goal():
             worst = max(worst, float(np.max(np.abs(fb["error"]))))
     assert [e.status for e in ended] == ["succeeded"]
     assert worst < 0.01 and np.max(np.abs(np.array(r.joint_state().position[:7]) - q1)) < 0.005
+
+
+@pytest.mark.parametrize("servo", [ServoSpec(), ServoSpec("gazebo", update_rate=100.0, position_gain=0.5)],
+                         ids=["ideal", "gazebo"])
+def test_a_controller_naming_the_joints_in_another_order_moves_each_joint_it_names(servo):
+    """The controller's joint order is not the model's (a configuration may list them in any order): positions,
+    commands and gains go through the order step() caches at each load; a mix-up moves the wrong joints."""
+    order = ARM_JOINTS[4:] + ARM_JOINTS[:4]  # not its own inverse: controller -> model differs from model -> controller
+    to_controller = [ARM_JOINTS.index(j) for j in order]
+    r = SimRobot(load_scene(config_path("scenes", "drawer_desk.yaml")), TrajectoryParams(order),
+                 GripperParams("panda_finger_joint1"), arm_joints=ARM_JOINTS, finger_joints=FINGER_JOINTS,
+                 realtime_factor=0.0, servo=servo)
+    for _ in range(2):  # and again after a reload
+        q1 = HOME_Q + np.array([0.3, -0.2, 0.1, 0.25, -0.15, 0.2, 0.35])  # model order
+        wp = waypoints(time_parameterize(np.array([HOME_Q, q1]), 0.002), 0.02)
+        points = tuple(TrajectoryPoint(float(t), q[to_controller], qd[to_controller])
+                       for t, q, qd in zip(wp.t, wp.q, wp.qd, strict=True))
+        goal = TrajectoryGoal(order, points, goal_tolerance=tuple(JointToleranceSpec(j, 0.005) for j in order),
+                              goal_time_tolerance=2.0)
+        assert r.trajectory_goal("g", goal) is None
+        assert [e.status for e in until_ended(r, 6.0)] == ["succeeded"]
+        assert np.max(np.abs(np.array(r.joint_state().position[:7]) - q1)) < 0.005
+        r.load(r.world)
 
 
 def test_fingers_closing_on_nothing_reach_their_goal():

@@ -25,8 +25,6 @@ from franka_msgs.action import ErrorRecovery
 from franka_msgs.msg import Errors, FrankaRobotState
 from lifecycle_msgs.msg import State
 from rclpy.action import ActionServer
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Header
 
 from step_planner.execution.controllers import messages as m
 from step_planner.execution.controllers.config import FrankaHardwareBoundary
@@ -78,6 +76,10 @@ class ControllerManagerServer:
         self._recovery = ActionServer(node, ErrorRecovery, names.error_recovery, execute_callback=self._recover,
                                       callback_group=group)
         self._state_pub = node.create_publisher(FrankaRobotState, names.robot_state, 10)
+        # filled in place at each publish: FrankaRobotState() alone builds ~50 nested messages (112 us); rclpy's
+        # publish serializes it before it returns. Errors by the set they report (a set changes at a reflex).
+        self._state_msg = FrankaRobotState()
+        self._errors: dict[frozenset[str], Errors] = {}
         self._logged = 0
 
     # ---- controller_manager --------------------------------------------------------------------------------------
@@ -143,15 +145,22 @@ class ControllerManagerServer:
         if not self.robot.controller_active(ROBOT_STATE_BROADCASTER):
             self._log_events()
             return
+        if not self._state_pub.get_subscription_count():  # nobody to see it: not built (as MujocoRobotNode's)
+            return
         reading = self.robot.joint_state()
         cm: ControllerManagerEmulation = self.robot.cm
         n = len(self.arm_joints)
-        header = Header(stamp=m.stamp(reading.time))
-        measured = JointState(header=header, name=list(reading.names[:n]), position=list(reading.position[:n]),
-                              velocity=list(reading.velocity[:n]), effort=list(reading.effort[:n]))
-        self._state_pub.publish(FrankaRobotState(
-            header=header, measured_joint_state=measured, time=reading.time, robot_mode=cm.robot_mode,
-            current_errors=errors_msg(cm.current_errors), last_motion_errors=errors_msg(cm.last_motion_errors)))
+        msg, errors = self._state_msg, self._errors
+        measured = msg.measured_joint_state
+        msg.header.stamp = measured.header.stamp = m.stamp(reading.time)
+        measured.name, measured.position, measured.velocity, measured.effort = (
+            list(reading.names[:n]), list(reading.position[:n]), list(reading.velocity[:n]), list(reading.effort[:n]))
+        msg.time, msg.robot_mode = reading.time, cm.robot_mode
+        for names in (cm.current_errors, cm.last_motion_errors):
+            if names not in errors:
+                errors[names] = errors_msg(names)
+        msg.current_errors, msg.last_motion_errors = errors[cm.current_errors], errors[cm.last_motion_errors]
+        self._state_pub.publish(msg)
 
     def _log_events(self) -> None:
         """The emulation's log lines (the plugin's and the controller manager's) to this node's log, once each."""

@@ -249,6 +249,10 @@ class MujocoRobotNode(Node):
         self._loads = RequestOnce()
         self.create_service(LoadScene, "~/load_scene", self._on_load_scene, callback_group=group)
         self.create_service(InjectFault, "~/inject_fault", self._on_inject_fault, callback_group=group)
+        # one message per publisher, filled in place at each publish (messages.py: the constructors are the cost)
+        self._joint_msg, self._clock_msg = m.JointStateWriter(), Clock()
+        self._model_frames_msg, self._link_frames_msg = m.TransformsWriter(), m.TransformsWriter()
+        self._truth_msg, self._poses_msg = m.TransformsWriter(), m.TransformsWriter()
         self.robot.hooks += [Sampler(1.0 / p["joint_state_rate_hz"], self._publish_joints),
                              Sampler(1.0 / p["clock_rate_hz"], self._publish_clock)]
         if self._pose_pub is not None:
@@ -275,6 +279,14 @@ class MujocoRobotNode(Node):
         return load_scene(path)
 
     # ---- publishers (on the physics thread, at rates of simulated time) ---------------------------------------
+    # A message nobody is subscribed to is neither built nor published (rclpy's publish converts it even then): DDS
+    # delivers nothing to a subscriber before it matches, so a subscriber sees the same messages either way. What
+    # a publisher keeps from call to call (the arm's last joint state, the perception's noise and latency) is kept
+    # whether or not anyone listens.
+    @staticmethod
+    def _listened(publisher: Any) -> bool:
+        return publisher is not None and publisher.get_subscription_count() > 0
+
     def _publish_joints(self) -> None:
         """/joint_states as joint_state_publisher merges the arm's (joint_state_broadcaster's) and the hand's
         (franka_bringup franka.launch.py@29cb85a:121-124): it keeps the last message of each source and republishes
@@ -288,36 +300,44 @@ class MujocoRobotNode(Node):
             n, old = len(self.boundary.arm.joints), self._last_arm
             reading = JointReading(reading.time, reading.names, old.position[:n] + reading.position[n:],
                                    old.velocity[:n] + reading.velocity[n:], old.effort[:n] + reading.effort[n:])
-        self._joint_pub.publish(m.joint_state_msg(reading))
+        if self._listened(self._joint_pub):
+            self._joint_pub.publish(self._joint_msg(reading))
 
     def _publish_clock(self) -> None:
-        self._clock_pub.publish(Clock(clock=m.stamp(self.robot.time)))
+        if self._listened(self._clock_pub):
+            m.set_stamp(self._clock_msg.clock, self.robot.time)
+            self._clock_pub.publish(self._clock_msg)
 
     def _publish_model_frames(self) -> None:
         """/tf: the models under the world frame, the world frame at the robot base (RViz's fixed frame)."""
-        assert self._tf_pub is not None
+        if not self._listened(self._tf_pub):
+            return
         at = self.robot.time
         frames = [ModelPose(BASE_FRAME, self.robot.world_name, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0)),
                   *self.robot.model_poses()]
-        self._tf_pub.publish(m.transforms_msg(frames, at))
+        self._tf_pub.publish(self._model_frames_msg(frames, at))
 
     def _publish_link_frames(self) -> None:
-        assert self._tf_pub is not None
+        if not self._listened(self._tf_pub):
+            return
         at = self.robot.time
         frames = [ModelPose(parent, child, t, q) for parent, child, t, q in link_transforms(self.robot)]
-        self._tf_pub.publish(m.transforms_msg(frames, at))
+        self._tf_pub.publish(self._link_frames_msg(frames, at))
 
     def _publish_poses(self) -> None:
-        assert self._pose_pub is not None
-        truth, at = self.robot.model_poses(), self.robot.time
-        if self._truth_pub is not None and self._truth_held_pub is not None:
-            self._truth_pub.publish(m.transforms_msg(truth, at))
+        poses, truth, held = (self._listened(p) for p in (self._pose_pub, self._truth_pub, self._truth_held_pub))
+        exact = self.perception.noise.exact  # else the report is drawn every period, listened to or not
+        if exact and not (poses or truth or held):
+            return
+        truth_poses, at = self.robot.model_poses(), self.robot.time
+        if truth:
+            self._truth_pub.publish(self._truth_msg(truth_poses, at))
+        if held:
             self._truth_held_pub.publish(String(data=self.robot.held_object() or ""))
-        report = truth if self.perception.noise.exact else \
-            self.perception.report(at, truth, self.robot.hidden_objects())
-        if report is not None:
+        report = truth_poses if exact else self.perception.report(at, truth_poses, self.robot.hidden_objects())
+        if report is not None and poses:
             stamp = at - self.perception.noise.latency_s
-            self._pose_pub.publish(m.transforms_msg(report, max(0.0, stamp)))
+            self._pose_pub.publish(self._poses_msg(report, max(0.0, stamp)))
 
     # ---- goal bookkeeping -----------------------------------------------------------------------------------
     def _end_of(self, key: bytes) -> GoalEnd | None:

@@ -312,6 +312,8 @@ class TrajectoryController:
         # the desired state at the last update's time (state_desired_, JTC.cpp:322-324): what a PID adapter's
         # error is taken from (JTC.cpp:374, 414-426); a hold is a one-point trajectory, desired = where it holds
         self.desired_now: tuple[np.ndarray, np.ndarray] = (self.hold_q.copy(), np.zeros_like(self.hold_q))
+        self._rest = np.zeros_like(self.hold_q)
+        self._rest.flags.writeable = False
 
     def accept(self, goal_id: Hashable, goal: TrajectoryGoal) -> None:
         order = [goal.joint_names.index(j) for j in self.params.joints]  # sort_to_local_joint_order, JTC.cpp:1603-1650
@@ -391,8 +393,9 @@ class TrajectoryController:
                 if not before_last:
                     self.stopping = None
                 return command, command_v
-            self.desired_now = (self.hold_q, np.zeros_like(self.hold_q))
-            return self.hold_q, np.zeros_like(self.hold_q)
+            rest = self._rest  # read-only zeros: not built anew at every update of a holding arm
+            self.desired_now = (self.hold_q, rest)
+            return self.hold_q, rest
         first_sample = a.sampler is None
         if first_sample:
             start = now if a.goal.start_stamp == 0.0 else a.goal.start_stamp

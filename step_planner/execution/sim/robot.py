@@ -127,6 +127,7 @@ class SimRobot:
             self.world = world.copy()
             self.world_name = self.world_name or "step_planner"
             self._arm_order = [self.arm_joints.index(j) for j in self.arm_params.joints]  # controller -> model
+            self._cache_indices()
             self.arm = TrajectoryController(self.arm_params, self._arm_q()[0])
             self.servo = Servo(self.servo_spec)
             self.servo.attach(model, index.arm_act)
@@ -142,6 +143,26 @@ class SimRobot:
             if self.cm is not None:
                 self.cm.reset()
         return notes
+
+    def _cache_indices(self) -> None:
+        """Under the lock, in a load: what :meth:`step` and the publishers would otherwise recompute every physics
+        step (the scene's index arrays in the controller's joint order, the gains in that order, the control
+        period, which bodies the poses report)."""
+        order = np.array(self._arm_order)
+        self._back = np.argsort(order)  # controller order -> model order
+        self._arm_qpos = self.index.arm_qpos[order]  # controller order
+        self._arm_dof = self.index.arm_dof[order]
+        self._kp, self._kv = KP[order], KV[order]
+        self._dt = float(self.model.opt.timestep)
+        self._every = self.servo_spec.control_period(self._dt)
+        finger = self._finger_slot()
+        self._finger_qpos, self._finger_dof = int(self.index.finger_qpos[finger]), int(self.index.finger_dof[finger])
+        self._limits = None if self.limit_reflex is None else tuple(v[order] for v in self.limit_reflex)
+        # the publishers' (joint_state, model_poses): arm then finger joints in the model's order
+        self._joint_names = self.arm_joints + self.finger_joints
+        self._joint_qpos = np.concatenate([self.index.arm_qpos, self.index.finger_qpos])
+        self._joint_dof = np.concatenate([self.index.arm_dof, self.index.finger_dof])
+        self._pose_layout = PoseLayout.of(self.model, self.info)
 
     def _keep_faults(self) -> list[str]:
         """Under the lock, after a load: keep the armed faults the new scene can still meet (see :meth:`load`)."""
@@ -193,30 +214,29 @@ class SimRobot:
                 time.sleep(0)  # unpaced: still let the ROS threads answer goals (the GIL)
 
     def step(self) -> None:
-        """One control cycle and physics step (the thread calls this; tests may call it directly)."""
+        """One control cycle and physics step (the thread calls this; tests may call it directly). It runs 500
+        times per simulated second: what only a load changes is computed there (:meth:`_cache_indices`)."""
         with self.lock:
-            ctl, index, data = self.controller, self.index, self.data
-            t, dt = float(data.time), float(self.model.opt.timestep)
-            q, qd = self._arm_q()
+            ctl, data, dt = self.controller, self.data, self._dt
+            t = float(data.time)
+            q, qd = data.qpos[self._arm_qpos], data.qvel[self._arm_dof]  # new arrays, controller order
             if self.limit_reflex is not None and self.arm_active:
                 self._limit_reflex(q)
-            every = self.servo_spec.control_period(dt)
+            every = self._every
             if self._steps % every == 0:  # the controller manager's read and update (physics rate in ideal mode)
                 self._command = self.arm.update(t, every * dt, q, qd)
                 self.servo.latch(t, q, self._command[0], *self.arm.desired_now, qd, every * dt)
             self._steps += 1
             q_cmd, qd_cmd = self._command
-            finger = self._finger_slot()
-            position, velocity = float(data.qpos[index.finger_qpos[finger]]), float(data.qvel[index.finger_dof[finger]])
+            position, velocity = float(data.qpos[self._finger_qpos]), float(data.qvel[self._finger_dof])
             if isinstance(self.grip, FrankaGripper):  # the hand's width is both fingers'
                 setpoint = self.grip.update(t, 2 * position, 2 * velocity) / 2
             else:
                 setpoint = self.grip.update(t, position, velocity)
-            ctl.grip_ref = float(np.clip(setpoint, 0.0, FINGER_MAX))
-            back = np.argsort(self._arm_order)  # controller order -> model order
+            ctl.grip_ref = float(_clip(setpoint, 0.0, FINGER_MAX))
+            back = self._back
             q_ref, qd_ref = q_cmd[back], qd_cmd[back]
-            order = self._arm_order
-            arm_ctrl = self.servo.arm_ctrl(t + dt, q_cmd, qd_cmd, KP[order], KV[order])[back]
+            arm_ctrl = self.servo.arm_ctrl(t + dt, q_cmd, qd_cmd, self._kp, self._kv)[back]
             if self.faults:
                 self._faults_step()
         ctl.step(q_ref, qd_ref, arm_ctrl)  # locks for the physics step; paces outside the lock
@@ -226,7 +246,10 @@ class SimRobot:
         reflex (errors.h:67-71) makes franka_hardware's read fail and stop the robot (franka_hardware_interface.cpp:
         250-257), the controller manager deactivates the arm controller (controller_manager.cpp:3275-3304): the goal
         ends ABORTED, INVALID_GOAL, and later goals are rejected until a load (config/robot_boundary.yaml)."""
-        lower, upper = (v[self._arm_order] for v in self.limit_reflex)
+        lower, upper = self._limits
+        if ((lower <= q) & (q <= upper)).all():  # every joint inside (the usual step): no excess, nothing tolerated
+            self._tolerated = np.zeros(len(q))
+            return
         excess = np.maximum(lower - q, 0.0) + np.maximum(q - upper, 0.0)
         self._tolerated = np.minimum(self._tolerated, excess)  # back inside: no longer tolerated
         outside = np.nonzero(excess > np.where(self._tolerated > 0, self._tolerated + RETRIP, 0.0))[0]
@@ -283,7 +306,7 @@ class SimRobot:
                 self.arm.deactivate(q)  # no goal runs: this only sets the hold at the measured position
                 self.reflex = None
                 if self.limit_reflex is not None:
-                    lower, upper = (v[self._arm_order] for v in self.limit_reflex)
+                    lower, upper = self._limits
                     self._tolerated = np.maximum(lower - q, 0.0) + np.maximum(q - upper, 0.0)
             return answer
 
@@ -293,10 +316,8 @@ class SimRobot:
             return INACTIVE if not self.arm_active else validate(self.arm_params, goal, float(self.data.time))
 
     def _arm_q(self) -> tuple[np.ndarray, np.ndarray]:
-        """Arm positions and velocities in the trajectory controller's joint order."""
-        q = self.data.qpos[self.index.arm_qpos][self._arm_order]
-        qd = self.data.qvel[self.index.arm_dof][self._arm_order]
-        return q.copy(), qd.copy()
+        """Arm positions and velocities in the trajectory controller's joint order (copies: fancy indexing)."""
+        return self.data.qpos[self._arm_qpos], self.data.qvel[self._arm_dof]
 
     def _finger_slot(self) -> int:
         return 0 if self.franka else self.finger_joints.index(self.grip_params.joint)
@@ -431,12 +452,9 @@ class SimRobot:
     def joint_state(self) -> JointReading:
         """Arm and finger joints by controller name, as joint_state_broadcaster publishes them."""
         with self.lock:
-            data, index = self.data, self.index
-            dofs = [*index.arm_dof, *index.finger_dof]
-            return JointReading(float(data.time), self.arm_joints + self.finger_joints,
-                                tuple(float(data.qpos[i]) for i in [*index.arm_qpos, *index.finger_qpos]),
-                                tuple(float(data.qvel[i]) for i in dofs),
-                                tuple(float(data.qfrc_actuator[i]) for i in dofs))
+            data, qpos, dofs = self.data, self._joint_qpos, self._joint_dof
+            return JointReading(float(data.time), self._joint_names, tuple(data.qpos[qpos].tolist()),
+                                tuple(data.qvel[dofs].tolist()), tuple(data.qfrc_actuator[dofs].tolist()))
 
     def hidden_objects(self) -> set[str]:
         """The objects inside a closed drawer now (a camera cannot see them)."""
@@ -457,7 +475,12 @@ class SimRobot:
         """Every movable object as a model in the world and every drawer as a link of its cabinet model
         (the cabinet a model in the world), the way a world exported by ``export-world`` reports them."""
         with self.lock:
-            return model_poses(self.model, self.data, self.info, self.world_name)
+            return model_poses(self.model, self.data, self.info, self.world_name, self._pose_layout)
+
+
+def _clip(value: float, low: float, high: float) -> float:
+    """np.clip for one number, without its array machinery (NaN stays NaN, as there)."""
+    return low if value < low else high if value > high else value
 
 
 def _pose(pos: np.ndarray, quat_wxyz: np.ndarray) -> tuple[tuple[float, float, float], tuple[float, ...]]:
@@ -465,21 +488,42 @@ def _pose(pos: np.ndarray, quat_wxyz: np.ndarray) -> tuple[tuple[float, float, f
     return (float(pos[0]), float(pos[1]), float(pos[2])), (x, y, z, w)
 
 
-def model_poses(model: mujoco.MjModel, data: mujoco.MjData, info: SceneInfo, world_name: str) -> list[ModelPose]:
-    out = [ModelPose(world_name, name, *_pose(data.xpos[o.body_id], data.xquat[o.body_id]))
-           for name, o in info.objects.items()]
-    cabinets: set[int] = set()
-    for name, d in info.drawers.items():
-        parent = int(model.body_parentid[d.body_id])
-        cabinet = model.body(parent).name
-        if parent not in cabinets:
+@dataclass(frozen=True)
+class PoseLayout:
+    """Which bodies :func:`model_poses` reports, and under which names: fixed for a compiled scene."""
+
+    objects: tuple[str, ...]
+    object_bodies: np.ndarray
+    # per drawer: its name as a link, its body, its cabinet's body and name, and whether the cabinet comes first here
+    drawers: tuple[tuple[str, int, int, str, bool], ...]
+
+    @classmethod
+    def of(cls, model: mujoco.MjModel, info: SceneInfo) -> PoseLayout:
+        drawers, cabinets = [], set()
+        for name, d in info.drawers.items():
+            parent = int(model.body_parentid[d.body_id])
+            cabinet = model.body(parent).name
+            drawers.append((f"{cabinet}/{name}", d.body_id, parent, cabinet, parent not in cabinets))
             cabinets.add(parent)
+        return cls(tuple(info.objects), np.array([o.body_id for o in info.objects.values()], dtype=int),
+                   tuple(drawers))
+
+
+def model_poses(model: mujoco.MjModel, data: mujoco.MjData, info: SceneInfo, world_name: str,
+                layout: PoseLayout | None = None) -> list[ModelPose]:
+    """``layout``: :meth:`PoseLayout.of` the scene, when the caller keeps it (the robot publishes at 50 Hz)."""
+    layout = layout or PoseLayout.of(model, info)
+    ids = layout.object_bodies
+    out = [ModelPose(world_name, name, (p[0], p[1], p[2]), (q[1], q[2], q[3], q[0]))
+           for name, p, q in zip(layout.objects, data.xpos[ids].tolist(), data.xquat[ids].tolist(), strict=True)]
+    for link, body, parent, cabinet, first in layout.drawers:
+        if first:
             out.append(ModelPose(world_name, cabinet, *_pose(data.xpos[parent], data.xquat[parent])))
         rot = data.xmat[parent].reshape(3, 3)
-        local = rot.T @ (data.xpos[d.body_id] - data.xpos[parent])
+        local = rot.T @ (data.xpos[body] - data.xpos[parent])
         quat = np.zeros(4)
         inv = np.zeros(4)
         mujoco.mju_negQuat(inv, data.xquat[parent])
-        mujoco.mju_mulQuat(quat, inv, data.xquat[d.body_id])
-        out.append(ModelPose(cabinet, f"{cabinet}/{name}", *_pose(local, quat)))
+        mujoco.mju_mulQuat(quat, inv, data.xquat[body])
+        out.append(ModelPose(cabinet, link, *_pose(local, quat)))
     return out
