@@ -32,12 +32,13 @@ def duration(seconds: float) -> Duration:
 
 
 def stamp(seconds: float) -> Time:
-    sec = math.floor(seconds)
-    return Time(sec=int(sec), nanosec=min(999_999_999, int(round((seconds - sec) * 1e9))))
+    time = Time()
+    set_stamp(time, seconds)
+    return time
 
 
 def set_stamp(time: Time, seconds: float) -> None:
-    """:func:`stamp` into an existing message field."""
+    """:func:`stamp` into an existing message field (the MuJoCo robot's publishers fill theirs in place)."""
     sec = math.floor(seconds)
     time.sec, time.nanosec = int(sec), min(999_999_999, int(round((seconds - sec) * 1e9)))
 
