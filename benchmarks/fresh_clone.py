@@ -42,6 +42,7 @@ STEPS = {
     "step_planner": re.compile(r"^venv: step_planner installed \(editable\) in (\d+) s"),
     "build requirements": re.compile(r"^venv: the interface builds' requirements installed in (\d+) s"),
     "requirements": re.compile(r"^venv: requirements installed in (\d+) s"),
+    "bytecode": re.compile(r"^compile_imported: .* in (\d+) s"),
     "interfaces": re.compile(r"^build_interfaces: (\S+) installed into .* in (\d+) s"),
     "colcon": re.compile(r"^colcon_workspace: built (\S+) .* in (\d+) s"),
     "robot": re.compile(r"^robot_install: (the system|the venv made|requirements-robot\.txt)\S* .*in (\d+) s"),

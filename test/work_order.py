@@ -9,7 +9,10 @@ file only makes the order less good, never a test skipped.
 
 Refresh the file from a run's ``--cpu-log`` (each line: CPU seconds, node id, worker, start, end):
 
-    make test PYTEST_ARGS="--cpu-log /tmp/cpu.log" && python test/work_order.py /tmp/cpu.log
+    make test PYTEST_ARGS="--cpu-log=/tmp/cpu.log" && python test/work_order.py /tmp/cpu.log
+
+(with ``=``: pytest would take a path after a space for a test path, and then never load this folder's conftest.py,
+which declares the option)
 """
 
 from __future__ import annotations
