@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from step_planner.config_schema import parse_yaml
 from step_planner.domain.world import WorldState
 
 UNIVERSAL = frozenset({"everything", "anything", "whatever", "things", "thing", "stuff", "rest", "else", "item",
@@ -89,13 +90,12 @@ def _kind_words() -> dict[str, tuple[frozenset[str], ...]]:
     """Place kind -> other words people name such a place with: the resolver's surface words ("bench", "desk") and
     the outside word list's (``benchmarks/data/outside_words.yaml``: "countertop", "dustbin", "crate"), so that a
     place said either way counts as named (an over-approximation, as everything here)."""
-    import yaml
 
     from step_planner.bench.wordings_outside import WORDS_FILE
     from step_planner.resources import config_path
 
-    lexicon = yaml.safe_load(config_path("resolution_lexicon.yaml").read_text()) or {}
-    outside = yaml.safe_load(WORDS_FILE.read_text()) if WORDS_FILE.is_file() else {}
+    lexicon = parse_yaml(config_path("resolution_lexicon.yaml").read_text()) or {}
+    outside = parse_yaml(WORDS_FILE.read_text()) if WORDS_FILE.is_file() else {}
     words = {"surface": [*lexicon.get("surface_words", []), *outside.get("surface_nouns", [])],
              "bin": outside.get("bin_nouns", []), "box": outside.get("box_nouns", [])}
     return {kind: tuple(frozenset(words_of(phrase)) for phrase in found) for kind, found in words.items()}

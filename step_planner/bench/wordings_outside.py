@@ -21,8 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from step_planner.bench.wordings import (
     Item,
     SceneWords,
@@ -36,6 +34,7 @@ from step_planner.bench.wordings import (
     task_entry,
     which_cases,
 )
+from step_planner.config_schema import parse_yaml
 from step_planner.domain.primitives import PrimitiveLibrary
 from step_planner.domain.scene import load_scene
 from step_planner.resources import benchmarks_data_dir, config_path
@@ -49,7 +48,7 @@ AMBIGUOUS = ("outside_which",)
 
 def load_words(path: str | Path | None = None) -> dict[str, Any]:
     """The outside word list (a plain YAML mapping; its sections are named in the file)."""
-    data = yaml.safe_load(Path(path or WORDS_FILE).read_text())
+    data = parse_yaml(Path(path or WORDS_FILE).read_text())
     if not isinstance(data, dict):
         raise ValueError(f"{path or WORDS_FILE}: expected a mapping of word lists")
     return data

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from step_planner.config_schema import parse_yaml
 from step_planner.domain.world import WorldState
 from step_planner.episodes.episode import Episode
 from step_planner.episodes.segments import ArmSegment, GripperEvent, SegmentError, resample, split
@@ -130,7 +131,7 @@ def any_robot_names(target: dict[str, str], boundary: Path) -> dict[str, str]:
 
     names: dict[str, str] = {}
     try:
-        data = yaml.safe_load(boundary.read_text())
+        data = parse_yaml(boundary.read_text())
         for robot in data.get("robots") or {}:
             names.update(BoundaryConfig.from_dict(data, robot, source=str(boundary)).model_names)
     except (OSError, AttributeError, yaml.YAMLError, BoundaryConfigError):

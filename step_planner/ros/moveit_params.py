@@ -25,11 +25,13 @@ from typing import Any
 
 import yaml
 
+from step_planner.config_schema import parse_yaml
+
 EVERY_NODE = "/**"
 
 
 def load_yaml(path: str | Path) -> Any:
-    return yaml.safe_load(Path(path).read_text())
+    return parse_yaml(Path(path).read_text())
 
 
 def write_params_file(params: dict[str, Any], directory: str | None = None) -> str:

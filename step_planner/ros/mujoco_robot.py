@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
 from control_msgs.action import FollowJointTrajectory, GripperCommand
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -33,6 +32,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header, String
 from tf2_msgs.msg import TFMessage
 
+from step_planner.config_schema import parse_yaml
 from step_planner.domain.pose_tree import ModelPose
 from step_planner.domain.scene import SceneError, load_scene
 from step_planner.domain.world import WorldState
@@ -117,7 +117,7 @@ def load_controllers(path: Path, arm_action: str, gripper_action: str, franka: b
     (``/<name>/follow_joint_trajectory``, JTC.cpp:1054-1060; ``/<name>/gripper_cmd``, GAC:299-304). ``franka``:
     the gripper is franka_gripper's node, not a controller; its parameters are its launch file's. ``urdf_velocity``:
     the joints' velocity limits the robot_description would give JTC (decelerate_on_cancel needs them)."""
-    data = yaml.safe_load(path.read_text()) or {}
+    data = parse_yaml(path.read_text()) or {}
     types = ((data.get("controller_manager") or {}).get("ros__parameters") or {})
     update_rate = float(types.get("update_rate", 100.0))
     arm = grip = None
@@ -194,7 +194,7 @@ class MujocoRobotNode(Node):
         if self.boundary.franka_hardware is not None:  # franka_ros2's controller manager: reflex and recovery
             from step_planner.ros.controller_manager_server import emulation_from_controllers
 
-            cm = emulation_from_controllers(yaml.safe_load(controllers.read_text()) or {},
+            cm = emulation_from_controllers(parse_yaml(controllers.read_text()) or {},
                                             unplaced.arm.action.strip("/").split("/")[0])
         self.robot = SimRobot(world, arm, grip, arm_joints=self.boundary.arm.joints, servo=servo,
                               finger_joints=self.boundary.gripper.joints, seed=int(p["seed"]),

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from step_planner.config_schema import parse_yaml
 from step_planner.execution.factory import BACKENDS
 from step_planner.llm.config import STRUCTURED_MODES
 from step_planner.planner.config import PlannerConfig
@@ -226,7 +227,7 @@ def given_where(argv: Iterable[str], node: str) -> dict[str, str]:
     where: dict[str, str] = {}
     for path in files:
         try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
+            data = parse_yaml(Path(path).read_text()) or {}
         except (OSError, yaml.YAMLError):
             continue
         for section, body in data.items() if isinstance(data, dict) else ():
