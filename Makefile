@@ -81,7 +81,7 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check gz-physics-system browser browser-system test lint \
+.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check browser browser-system test lint \
         pytest demo \
         demo-ros bench schemas clean distclean
 
@@ -201,9 +201,7 @@ GZ_PHYSICS_PACKAGES := libignition-physics-dev libignition-physics-sdf-dev libig
 GZ_CHECK := $(BUILD_DIR)/gz_physics_check/gz_physics_check
 gz-physics-check: $(GZ_CHECK)
 
-# The packages alone (.ci/run installs them before `make test`, which builds the checker beside its other steps: the
-# interface builds need the cmake this may install, and apt runs one at a time).
-gz-physics-system:
+$(GZ_CHECK): test/gz_physics_check/gz_physics_check.cc test/gz_physics_check/CMakeLists.txt
 	@if dpkg-query -W -f='$${Status}\n' $(GZ_PHYSICS_PACKAGES) 2>/dev/null | grep -qv '^install ok installed$$' \
 	    || ! dpkg-query -W $(GZ_PHYSICS_PACKAGES) >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && \
@@ -213,8 +211,6 @@ gz-physics-system:
 	  else echo "gz-physics-check: not root and no passwordless sudo: run 'sudo apt-get install $(GZ_PHYSICS_PACKAGES)'" >&2; \
 	    exit 1; fi; \
 	else echo "gz-physics-check: $(GZ_PHYSICS_PACKAGES) installed"; fi
-
-$(GZ_CHECK): test/gz_physics_check/gz_physics_check.cc test/gz_physics_check/CMakeLists.txt | gz-physics-system
 	cmake -S test/gz_physics_check -B $(BUILD_DIR)/gz_physics_check -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BUILD_DIR)/gz_physics_check
 	@touch $@
@@ -276,10 +272,7 @@ WS_MAKE = $(MAKE)
 # each module is compiled once, by the first process to import it, instead of in every process (the project's own
 # modules, the embedder's torch in each worker, the modules the workspace builds import), and pytest keeps its rewritten
 # test modules instead of rewriting all 150 in each of its workers (5 s of CPU each). pytest 563 -> 547 s here.
-# TEST_TOOLS: more targets pytest needs, built beside the venv (.ci/run: gz-physics-check, whose C++ build fills the
-# core uv leaves idle in the first seconds; apt, when it has to run, is the only one then).
-TEST_TOOLS ?=
-test: venv test-interfaces $(TEST_TOOLS)
+test: venv test-interfaces
 	@unset PYTHONDONTWRITEBYTECODE; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; start=$$(date +%s); \
 	mkdir -p "$(dir $(WS_BUILD_LOG))"; rm -f "$(WS_BUILD_LOG).exit"; \
 	( code=0; MAKEFLAGS= nice -n 10 $(WS_MAKE) -j2 --no-print-directory colcon-ws robot-install \
