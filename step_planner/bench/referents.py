@@ -90,7 +90,6 @@ def _kind_words() -> dict[str, tuple[frozenset[str], ...]]:
     """Place kind -> other words people name such a place with: the resolver's surface words ("bench", "desk") and
     the outside word list's (``benchmarks/data/outside_words.yaml``: "countertop", "dustbin", "crate"), so that a
     place said either way counts as named (an over-approximation, as everything here)."""
-
     from step_planner.bench.wordings_outside import WORDS_FILE
     from step_planner.resources import config_path
 
