@@ -5,9 +5,9 @@
 
 Each scene is exported as `step-planner export-world` does (seed 0) and run through the checker
 (test/gz_physics_check: the world built as gz-sim Fortress's Physics system builds it, ignition-physics 5 with its
-DART plugin), which leaves it untouched for 5 s, then drives each drawer's joint by a force and by a velocity
-command. No LLM, no planner, no arm. The limits are those of test/test_gazebo_physics.py
-(step_planner.execution.gazebo.physics_check), printed next to the figures.
+DART plugin), which leaves it untouched for 5 s, then drives every drawer's joint at once (in a fresh
+world) by a force and by a velocity command. No LLM, no planner, no arm. The limits are those of
+test/test_gazebo_physics.py (step_planner.execution.gazebo.physics_check), printed next to the figures.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@
 //                           lowest point of its collision shapes at start and end, after S seconds untouched;
 //   {"kind":"fixture", ...} every link of a model with joints, its displacement after S seconds untouched;
 //   {"kind":"joint_rest", ...}   every prismatic joint's position at start and after S seconds untouched;
-//   {"kind":"joint_drive", ...}  every prismatic joint driven, one after the other in a fresh world after 1 s of
-//                           settling, by force F, by velocity V and at its limits (see Drive); positions reached.
+//   {"kind":"joint_drive", ...}  every prismatic joint driven, all at once in a fresh world after 1 s of settling,
+//                           by force F, by velocity V and at its limits (see Drive); positions reached.
 // Exit code 0 when the world was built and stepped; the verdicts are the test's.
 
 #include <cmath>
@@ -367,30 +367,93 @@ static void Rest(const EnginePtr &_engine, const sdf::World &_sdf, double _secon
 
 struct Run
 {
-  double reached;  // position at the end of the push
-  double extreme;  // furthest position during the push
+  double reached;  // position at the end of the segment
+  double extreme;  // furthest position during it, in its direction
 };
 
-// One push of a joint toward _sign (+1 opens toward the upper limit, -1 closes), long enough to cover its travel.
-static Run Push(Scene &_scene, const Slide &_s, double _sign, bool _velocity, double _value, double _seconds)
+// One segment of a drawer's program: a command set again before every step for a duration, or none (settling).
+struct Segment
 {
-  double extreme = _s.joint->GetPosition(0);
-  const int steps = StepsFor(_scene, _seconds);
-  for (int i = 0; i < steps; ++i)
+  enum Kind { kNone, kForce, kVelocity } kind;
+  double sign;   // +1 opens toward the upper limit, -1 closes
+  double value;  // N or m/s
+  // the duration, from the runs of the segments before it and the position the segment starts at
+  std::function<double(const std::vector<Run> &, double)> seconds;
+};
+
+struct Program
+{
+  const Slide *slide;
+  std::vector<Segment> segments;
+  std::vector<Run> runs;       // one per ended segment
+  std::vector<double> starts;  // the position each segment started at
+  std::size_t current{0};
+  int left{0};                 // steps left in the current segment
+};
+
+// Starts the program's next segment that has steps, recording the ones that have none.
+static void Begin(const Scene &_scene, Program &_p)
+{
+  while (_p.current < _p.segments.size())
   {
-    Step(_scene, 1, [&] {
-      if (_velocity)
-        _s.joint->SetVelocityCommand(0, _sign * _value);
-      else
-        _s.joint->SetForce(0, _sign * _value);
-    });
-    const double q = _s.joint->GetPosition(0);
-    extreme = _sign > 0 ? std::max(extreme, q) : std::min(extreme, q);
+    const double q = _p.slide->joint->GetPosition(0);
+    _p.starts.push_back(q);
+    _p.left = StepsFor(_scene, std::max(0.0, _p.segments[_p.current].seconds(_p.runs, q)));
+    if (_p.left > 0)
+    {
+      _p.runs.push_back({q, q});  // updated as it runs
+      return;
+    }
+    _p.runs.push_back({q, q});
+    ++_p.current;
   }
-  return {_s.joint->GetPosition(0), extreme};
 }
 
-// The drawers driven one after the other in one fresh world (after 1 s settling), each open then closed:
+// Every drawer's program at once in one world, each segment's command set before every step it lasts.
+static void RunPrograms(Scene &_scene, std::vector<Program> &_programs)
+{
+  for (Program &p : _programs)
+    Begin(_scene, p);
+  auto active = [&] {
+    for (const Program &p : _programs)
+      if (p.current < p.segments.size())
+        return true;
+    return false;
+  };
+  while (active())
+  {
+    Step(_scene, 1, [&] {
+      for (const Program &p : _programs)
+      {
+        if (p.current >= p.segments.size())
+          continue;
+        const Segment &g = p.segments[p.current];
+        if (g.kind == Segment::kForce)
+          p.slide->joint->SetForce(0, g.sign * g.value);
+        else if (g.kind == Segment::kVelocity)
+          p.slide->joint->SetVelocityCommand(0, g.sign * g.value);
+      }
+    });
+    for (Program &p : _programs)
+    {
+      if (p.current >= p.segments.size())
+        continue;
+      const double q = p.slide->joint->GetPosition(0);
+      Run &run = p.runs.back();
+      run.reached = q;
+      run.extreme = p.segments[p.current].sign > 0 ? std::max(run.extreme, q) : std::min(run.extreme, q);
+      if (--p.left == 0)
+      {
+        ++p.current;
+        Begin(_scene, p);
+      }
+    }
+  }
+}
+
+// Every drawer driven in one fresh world (after 1 s settling), all at once, each through the same program of open
+// and close (a robot serves a lower drawer under an open upper one, so neighbours moving together is a state the
+// world must allow too):
 //  - "force": SetForce of +F, then -F, each for travel / V seconds (F overcomes damping and friction well before),
 //    into both limits;
 //  - "velocity": forced to mid-travel, then SetVelocityCommand of +V up to kMargin short of the upper limit and of
@@ -415,29 +478,35 @@ static void Drive(const EnginePtr &_engine, const sdf::World &_sdf, double _spee
 {
   Scene scene = Build(_engine, _sdf);
   Step(scene, StepsFor(scene, 1.0));
+  using K = Segment::Kind;
+  auto fixed = [](double _s) { return [_s](const std::vector<Run> &, double) { return _s; }; };
+  std::vector<Program> programs;
   for (const Slide &s : scene.slides)
   {
-    const double travel = s.upper - s.lower;
-    const double pushS = travel / _speed;
-    double start = s.joint->GetPosition(0);
-    const Run fOpen = Push(scene, s, +1, false, _force, pushS);
-    const Run fClose = Push(scene, s, -1, false, _force, pushS);
-    Report(_sdf, s, "force", _force, start, fOpen, fClose);
-
-    Push(scene, s, +1, false, _force, 0.2);  // off the closed limit
-    Step(scene, StepsFor(scene, 0.2));
-    start = s.joint->GetPosition(0);
-    const Run vOpen = Push(scene, s, +1, true, _speed, (s.upper - kMargin - start) / _speed);
-    const Run vClose = Push(scene, s, -1, true, _speed, (vOpen.reached - s.lower - kMargin) / _speed);
-    Report(_sdf, s, "velocity", _speed, start, vOpen, vClose);
-
-    Push(scene, s, -1, false, _force, pushS);  // closed: at the lower limit
-    start = s.joint->GetPosition(0);
-    const Run atLower = Push(scene, s, +1, true, _speed, 0.5);
-    Push(scene, s, +1, false, _force, pushS);  // open: at the upper limit
-    const Run atUpper = Push(scene, s, -1, true, _speed, 0.5);
-    Report(_sdf, s, "servo_at_limit", _speed, start, atLower, atUpper);
-    Push(scene, s, -1, false, _force, pushS);  // closed again for the next drawer
+    const double pushS = (s.upper - s.lower) / _speed;
+    const double upper = s.upper, lower = s.lower;
+    programs.push_back({&s, {
+        {K::kForce, +1, _force, fixed(pushS)},   // 0: force open
+        {K::kForce, -1, _force, fixed(pushS)},   // 1: force closed
+        {K::kForce, +1, _force, fixed(0.2)},     // 2: off the closed limit
+        {K::kNone, 0, 0, fixed(0.2)},            // 3: settling
+        {K::kVelocity, +1, _speed,               // 4: velocity open, up to kMargin short of the upper limit
+         [=](const std::vector<Run> &, double _q) { return (upper - kMargin - _q) / _speed; }},
+        {K::kVelocity, -1, _speed,               // 5: velocity closed, down to kMargin short of the lower one
+         [=](const std::vector<Run> &_r, double) { return (_r[4].reached - lower - kMargin) / _speed; }},
+        {K::kForce, -1, _force, fixed(pushS)},   // 6: closed: at the lower limit
+        {K::kVelocity, +1, _speed, fixed(0.5)},  // 7: servo from the lower limit
+        {K::kForce, +1, _force, fixed(pushS)},   // 8: open: at the upper limit
+        {K::kVelocity, -1, _speed, fixed(0.5)},  // 9: servo from the upper limit
+        {K::kForce, -1, _force, fixed(pushS)},   // 10: closed again
+    }});
+  }
+  RunPrograms(scene, programs);
+  for (const Program &p : programs)
+  {
+    Report(_sdf, *p.slide, "force", _force, p.starts[0], p.runs[0], p.runs[1]);
+    Report(_sdf, *p.slide, "velocity", _speed, p.starts[4], p.runs[4], p.runs[5]);
+    Report(_sdf, *p.slide, "servo_at_limit", _speed, p.starts[7], p.runs[7], p.runs[9]);
   }
 }
 
