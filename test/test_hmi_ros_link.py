@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 
 import pytest
 
@@ -83,4 +84,27 @@ def test_a_goal_whose_node_goes_away_ends_lost(monkeypatch, tmp_path):
         node.kill()
         node.wait(10)
         handler.release()
+        server.close()
+
+
+def test_a_goal_whose_accepted_answer_was_lost_is_followed_to_its_result():
+    """The node runs the page's goal but its "accepted" answer never arrives (rmw_fastrtps dropped it): the link
+    finds the goal on the action's status topic and the page gets its result, instead of showing it sending while
+    it runs (as ``step-planner send`` does, test_ros_cli.py)."""
+    from losing_action import AnswerLosingServer
+
+    node = f"/losing_{uuid.uuid4().hex[:6]}"
+    server = AnswerLosingServer(ExecuteTask, f"{node}/execute_task", run_s=0.5)
+    state = HmiState(node)
+    link = ros_link.RosLink(state, node)
+    try:
+        wait_until(lambda: state.server_ready, timeout=30)
+        state.begin(TASK)
+        link.send_goal(TASK)
+        wait_until(lambda: state.result is not None, timeout=30)
+        assert len(server.goals) == 1
+        assert state.goal.goal_id == next(iter(server.goals)).hex()
+        assert state.result["status"] == "SUCCEEDED", state.result
+    finally:
+        link.close()
         server.close()

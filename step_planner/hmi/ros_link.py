@@ -11,19 +11,21 @@ plain dicts field by field, so fields added to the interfaces reach the page as 
 from __future__ import annotations
 
 import threading
-import uuid
+import time
 from typing import Any
 
 import rclpy
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
 from unique_identifier_msgs.msg import UUID
 
+from step_planner.execution.goal_status import ACCEPT_PROBE_S, StatusWatch, adopt_if_listed, new_goal_id
 from step_planner.execution.private_context import private_context
+from step_planner.execution.spin_thread import on_spin_thread
 from step_planner.hmi.session import HmiState
 from step_planner.ros.conversions import ERROR_NAMES
 from step_planner.ros.qos import feedback_stream, latched
@@ -62,7 +64,12 @@ def result_dict(status: int, result: ExecuteTask.Result) -> dict[str, Any]:
 
 
 class RosLink:
-    """One rclpy node in a context of its own, spun by a thread; ``close()`` ends both."""
+    """One rclpy node in a context of its own, spun by one thread; ``close()`` ends both.
+
+    The pages' goal is sent, and canceled, on that thread (execution/spin_thread.py: rclpy 7.1's action client
+    drops an answer handled by another thread before it registered the request), and a goal whose "accepted"
+    answer is lost on the way is found on the action's status topic and followed (execution/goal_status.py), as
+    ``step-planner send`` does: a page whose goal ran while it showed "sending" was the alternative."""
 
     def __init__(self, state: HmiState, node: str = "/step_planner", camera: str = "") -> None:
         self.state, self.prefix = state, node.rstrip("/")
@@ -91,11 +98,14 @@ class RosLink:
         # the feedback topic itself: every goal's feedback, and none lost when the result arrives first
         self.node.create_subscription(ExecuteTask.Impl.FeedbackMessage, f"{self.prefix}/execute_task/_action/feedback",
                                       self._on_feedback, feedback_stream())
+        self._watch = StatusWatch(self.node, f"{self.prefix}/execute_task")
         self._handle = None
+        self._sending: tuple[Any, UUID, float] | None = None  # a goal sent and not answered yet: future, id, when
         self._lock = threading.Lock()
         self._unseen = 0  # timer ticks the action server has been gone while the pages' goal runs
         self.node.create_timer(TICK_S, self._check_server)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
+        self.node.create_timer(ACCEPT_PROBE_S, self._probe_sent)
+        self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._spin = threading.Thread(target=self.executor.spin, daemon=True, name="hmi-ros")
         self._spin.start()
@@ -119,12 +129,29 @@ class RosLink:
         if not self.client.wait_for_server(timeout_sec=CALL_TIMEOUT_S):
             self.state.failed(f"no action server {self.prefix}/execute_task (is the node running?)")
             return
-        goal_uuid = uuid.uuid4().bytes
-        future = self.client.send_goal_async(ExecuteTask.Goal(instruction=instruction),
-                                             goal_uuid=UUID(uuid=list(goal_uuid)))
-        future.add_done_callback(lambda f: self._on_goal_response(f, goal_uuid.hex()))
+        goal_id = new_goal_id()
+
+        def send() -> None:  # on the spinning thread: no answer is handled before the future is registered
+            future = self.client.send_goal_async(ExecuteTask.Goal(instruction=instruction), goal_uuid=goal_id)
+            with self._lock:
+                self._sending = (future, goal_id, time.monotonic())
+            future.add_done_callback(lambda f: self._on_goal_response(f, bytes(goal_id.uuid).hex()))
+
+        try:
+            on_spin_thread(self.executor, send, CALL_TIMEOUT_S)
+        except TimeoutError as exc:
+            self.state.failed(f"the goal was not sent: {exc}")
+
+    def _probe_sent(self) -> None:
+        """A goal unanswered for ACCEPT_PROBE_S is looked for on the status topic; listed, it is followed."""
+        with self._lock:
+            sending = self._sending
+        if sending is not None and time.monotonic() - sending[2] >= ACCEPT_PROBE_S:
+            adopt_if_listed(self.client, sending[0], sending[1], self._watch)
 
     def _on_goal_response(self, future, goal_id: str) -> None:
+        with self._lock:
+            self._sending = None
         handle = future.result()
         if handle is None or not handle.accepted:
             self.state.failed("the node rejected the goal (it is stopping)")
@@ -140,7 +167,10 @@ class RosLink:
             handle = self._handle
         if handle is None or not self.state.busy:
             return False, "no goal sent from this page is running"
-        response = self._wait(handle.cancel_goal_async())
+        try:
+            response = self._wait(on_spin_thread(self.executor, handle.cancel_goal_async, CALL_TIMEOUT_S))
+        except TimeoutError:
+            response = None
         if response is None:
             return False, "the node did not answer the cancel request"
         if not response.goals_canceling:
