@@ -32,8 +32,14 @@ class Footprint:
     round: bool = False
 
     def axes(self) -> np.ndarray:
-        c, s = np.cos(self.yaw), np.sin(self.yaw)
-        return np.array([[c, s], [-s, c]])
+        """The rectangle's unit axes as rows (computed once: the separating-axis test asks for them often)."""
+        axes = self.__dict__.get("_axes")
+        if axes is None:
+            c, s = np.cos(self.yaw), np.sin(self.yaw)
+            axes = np.array([[c, s], [-s, c]])
+            axes.flags.writeable = False  # shared by every caller
+            object.__setattr__(self, "_axes", axes)
+        return axes
 
     def extent(self) -> np.ndarray:
         """Half size of the axis-aligned bounding box."""
@@ -56,9 +62,10 @@ def overlap(a: Footprint, b: Footprint, gap: float) -> bool:
         disc, box = (a, b) if a.round else (b, a)
         return _box_point_distance(box, disc.centre) < disc.half[0] + gap
     d = b.centre - a.centre
-    for axis in (*a.axes(), *b.axes()):
-        ra = sum(h * abs(axis @ u) for h, u in zip(a.half, a.axes(), strict=True))
-        rb = sum(h * abs(axis @ u) for h, u in zip(b.half, b.axes(), strict=True))
+    a_axes, b_axes = a.axes(), b.axes()
+    for axis in (*a_axes, *b_axes):
+        ra = sum(h * abs(axis @ u) for h, u in zip(a.half, a_axes, strict=True))
+        rb = sum(h * abs(axis @ u) for h, u in zip(b.half, b_axes, strict=True))
         if abs(axis @ d) > ra + rb + gap:
             return False
     return True
@@ -120,15 +127,57 @@ class Area:
     max_radius: float = np.inf
 
     def holds(self, fp: Footprint, margin: float) -> bool:
-        e = fp.extent()
-        if not (np.all(fp.centre - e >= self.lo + margin) and np.all(fp.centre + e <= self.hi - margin)):
+        # element by element in floats: the same IEEE sums as the arrays', without numpy's per-call cost (the
+        # placement search asks this tens of thousands of times per scene)
+        ex, ey = (float(v) for v in fp.extent())
+        cx, cy = float(fp.centre[0]), float(fp.centre[1])
+        lo_x, lo_y = float(self.lo[0]), float(self.lo[1])
+        hi_x, hi_y = float(self.hi[0]), float(self.hi[1])
+        if not (cx - ex >= lo_x + margin and cy - ey >= lo_y + margin
+                and cx + ex <= hi_x - margin and cy + ey <= hi_y - margin):
             return False
-        return bool(np.hypot(abs(fp.centre[0]) + e[0], abs(fp.centre[1]) + e[1]) <= self.max_radius - margin)
+        return bool(np.hypot(abs(cx) + ex, abs(cy) + ey) <= self.max_radius - margin)
 
     def fill_order(self, centre: np.ndarray) -> float:
         """Bottom-left fill: spots nearest one corner first, so later objects still find room
         (filling from the middle left no room for a third block where three fit)."""
         return float(np.sum(centre - self.lo))
+
+
+@dataclass(frozen=True)
+class _Held:
+    """An object held at a spot, its footprints inside the area: what its neighbours are checked against."""
+
+    body: Footprint
+    fingers: Footprint
+    palms: tuple[Footprint, Footprint | None]  # the palm now (this hand yaw) and when it is picked again
+    height: float
+    palm_bottom: float
+
+
+def _held(area: Area, shape: str, half: np.ndarray, yaw_pair, xy: np.ndarray, hand_area=None) -> _Held | None:
+    """The object (held at this hand yaw) and its fingers at ``xy`` if they fit ``area`` (and the hand
+    ``hand_area``), else None."""
+    hand_yaw, obj_yaw = yaw_pair
+    body, fingers = held_footprints(shape, half, obj_yaw, hand_yaw, xy)
+    if not (area.holds(body, 0.004) and area.holds(fingers, 0.0)):
+        return None
+    if hand_area is not None:
+        hands = [Footprint(xy, np.array(HAND_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy, HAND_HALF)]
+        if not all(hand_area.holds(h, 0.0) for h in hands if h is not None):
+            return None
+    palms = (Footprint(xy, np.array(PALM_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy))
+    return _Held(body, fingers, palms, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP)
+
+
+def _clear_of(held: _Held, other: Resting, gap: float) -> bool:
+    """Neither touches the other, nor stands where the other's pick (or its own) would put a palm."""
+    if overlap(held.body, other.footprint, gap) or overlap(held.fingers, other.footprint, FINGER_GAP):
+        return False
+    if other.fingers is not None and overlap(held.body, other.fingers, FINGER_GAP):
+        return False
+    return not (blocks_pick(held.body, held.height, other.palm, other.palm_bottom)
+                or any(blocks_pick(other.footprint, other.height, p, held.palm_bottom) for p in held.palms))
 
 
 def fits(
@@ -139,43 +188,35 @@ def fits(
     With ``hand_area`` the hand must stay inside it, now and when this object is picked again
     (a drawer under a cabinet top or under another drawer is only reachable in front of it).
     """
-    hand_yaw, obj_yaw = yaw_pair
-    body, fingers = held_footprints(shape, half, obj_yaw, hand_yaw, xy)
-    if not (area.holds(body, 0.004) and area.holds(fingers, 0.0)):
-        return False
-    if hand_area is not None:
-        hands = [Footprint(xy, np.array(HAND_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy, HAND_HALF)]
-        if not all(hand_area.holds(h, 0.0) for h in hands if h is not None):
-            return False
-    if any(overlap(body, o.footprint, gap) or overlap(fingers, o.footprint, FINGER_GAP) for o in others):
-        return False
-    if any(o.fingers is not None and overlap(body, o.fingers, FINGER_GAP) for o in others):
-        return False
-    # the palm now (this placement's hand yaw) and when this object is picked again
-    palms = (Footprint(xy, np.array(PALM_HALF), hand_yaw), palm_zone(shape, half, obj_yaw, xy))
-    height, palm_bottom = 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP
-    return not any(
-        blocks_pick(body, height, o.palm, o.palm_bottom)
-        or any(blocks_pick(o.footprint, o.height, p, palm_bottom) for p in palms)
-        for o in others
-    )
+    held = _held(area, shape, half, yaw_pair, xy, hand_area)
+    return held is not None and all(_clear_of(held, o, gap) for o in others)
 
 
 PROBE_HALF = np.array([0.02, 0.02, 0.02])  # a typical small object (4 cm block) for judging room left
 PROBE_YAWS = ((np.pi / 2, 0.0), (0.0, np.pi / 2))
 
 
-def _room_left(area: Area, shape: str, half: np.ndarray, yaws, spot, others, gap: float, hand_area=None) -> int:
-    """How many 2 cm-grid spots a 4 cm block would still find after this object goes to ``spot``."""
+def _probes(area: Area, others, gap: float, hand_area=None) -> list[list[_Held]]:
+    """For each 2 cm-grid spot, a 4 cm block held at each probe yaw that fits there among ``others``."""
+    xs = np.arange(area.lo[0], area.hi[0] + 1e-9, 2 * GRID)
+    ys = np.arange(area.lo[1], area.hi[1] + 1e-9, 2 * GRID)
+    grid = [np.array([x, y]) for x in xs for y in ys]
+    probes = []
+    for c in grid:
+        held = (_held(area, "box", PROBE_HALF, p, c, hand_area) for p in PROBE_YAWS)
+        probes.append([h for h in held if h is not None and all(_clear_of(h, o, gap) for o in others)])
+    return probes
+
+
+def _room_left(shape: str, half: np.ndarray, yaws, spot, probes: list[list[_Held]], gap: float) -> int:
+    """How many 2 cm-grid spots a 4 cm block would still find after this object goes to ``spot``: of those
+    where it fits among the others (``probes``), the ones this object leaves it."""
     xy, hand_yaw = spot
     obj_yaw = dict(yaws)[hand_yaw]
     fp = Footprint(xy, half[:2].copy(), obj_yaw, round=shape == "cylinder")
     palm = palm_zone(shape, half, obj_yaw, xy)
-    after = [*others, Resting(fp, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP, palm)]
-    xs = np.arange(area.lo[0], area.hi[0] + 1e-9, 2 * GRID)
-    ys = np.arange(area.lo[1], area.hi[1] + 1e-9, 2 * GRID)
-    grid = [np.array([x, y]) for x in xs for y in ys]
-    return sum(any(fits(area, "box", PROBE_HALF, p, c, after, gap, hand_area) for p in PROBE_YAWS) for c in grid)
+    placed = Resting(fp, 2 * float(half[2]), grasp_height(half) + PALM_ABOVE_GRASP, palm)
+    return sum(any(_clear_of(h, placed, gap) for h in held) for held in probes)
 
 
 def free_spots(
@@ -212,6 +253,7 @@ def free_spots(
         if len(found) >= limit:
             break
     if pack and len(found) > 1:
-        room = [_room_left(area, shape, half, yaws, s, others, gap, hand_area) for s in found]
+        probes = _probes(area, others, gap, hand_area)  # the same for every candidate: found once
+        room = [_room_left(shape, half, yaws, s, probes, gap) for s in found]
         found = [s for _, s in sorted(zip(room, found, strict=True), key=lambda rs: -rs[0])]
     return found
