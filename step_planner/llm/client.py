@@ -23,8 +23,10 @@ that raises ends the call with LLMUnavailable at once (its faults are bugs, not 
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -61,6 +63,18 @@ class _SchemaRejected(Exception):
     """The endpoint refused response_format json_schema (e.g. llama.cpp)."""
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext | None:
+    """One TLS context for every endpoint client of this process: the HTTP library builds its default one per
+    client, loading the system's CA certificates (about 25 ms of CPU), and the node makes a client per goal, a
+    benchmark one per run. The same default context, its trust settings read once (None: the library's own)."""
+    try:
+        import httpx2  # openai's HTTP library (requirements.txt)
+    except ImportError:
+        return None
+    return httpx2.create_ssl_context()
+
+
 class LLMClient:
     """Structured completions with bounded, observable retries, usage accounting and exchange listeners."""
 
@@ -71,9 +85,10 @@ class LLMClient:
         self.handler = handler
         key = None if handler is not None else self.config.read_api_key()
         self._secret = key  # kept only to scrub it from any text that leaves this class
+        tls = _tls_context() if handler is None else None
         self._openai = None if handler is not None else openai.OpenAI(
             base_url=self.config.base_url, api_key=key or PLACEHOLDER_KEY, timeout=self.config.timeout_s,
-            max_retries=0)
+            max_retries=0, http_client=openai.DefaultHttpxClient(verify=tls) if tls is not None else None)
         self._json_object_mode = self.config.structured == "json_object"
         self._strict = self.config.strict and not self._json_object_mode
         self._listeners: list[Listener] = []
