@@ -65,8 +65,10 @@ def tokenizer_kind() -> str:
     return WORDPIECE if _tokenizer() is not None else FALLBACK
 
 
+@functools.lru_cache(maxsize=1024)
 def count_tokens(text: str) -> int:
-    """Number of tokens in `text` (WordPiece, no special tokens); 0 for empty text."""
+    """Number of tokens in `text` (WordPiece, no special tokens); 0 for empty text. Remembered per text: every
+    request repeats its system prompt, and a goal's requests share most of their user prompt's sections."""
     if not text:
         return 0
     tok = _tokenizer()
