@@ -69,3 +69,28 @@ def test_pose_tree_filter_averages_recent_reports_and_composes_links_in_their_mo
     assert tree.world_poses()["tape"].position[0] == pytest.approx(0.43)  # the newest
     assert tree.world_poses(window_s=0.25)["tape"].position[0] == pytest.approx((0.42 + 0.41 + 0.43) / 3)
     assert tree.world_poses()["drawer"].position.tolist() == pytest.approx([0.9, 0.0, 0.02])
+
+
+
+def test_a_report_stamped_earlier_than_the_newest_starts_the_frames_history_again():
+    """A simulator reset (a scene loaded, its time starting again) moves the tape 30 cm at once: the filter does not
+    average the old world's reports into the new one's, as tf2's buffer is cleared when time jumps back. Stamps
+    going forward, or all 0 (a source that does not stamp), keep the history."""
+    from step_planner.domain.pose_tree import PoseTree
+
+    def tape(x: float, stamp: float) -> ModelPose:
+        return ModelPose("world", "tape", (x, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), stamp)
+
+    tree = PoseTree()
+    for k, x in enumerate((0.70, 0.70, 0.70)):
+        tree.update([tape(x, 100.0 + 0.02 * k)], received=k * 0.02)
+    tree.update([tape(0.40, 0.5)], received=0.06)  # the scene reloaded: its time starts again
+    assert tree.world_poses(window_s=0.25)["tape"].position[0] == pytest.approx(0.40)
+    tree.update([tape(0.42, 0.52)], received=0.08)
+    assert tree.world_poses(window_s=0.25)["tape"].position[0] == pytest.approx(0.41)
+
+    for stamps in ((1.0, 1.02, 1.04, 1.06), (0.0, 0.0, 0.0, 0.0)):
+        tree = PoseTree()
+        for k, (x, stamp) in enumerate(zip((0.70, 0.70, 0.70, 0.40), stamps, strict=True)):
+            tree.update([tape(x, stamp)], received=k * 0.02)
+        assert tree.world_poses(window_s=0.25)["tape"].position[0] == pytest.approx(2.5 / 4)

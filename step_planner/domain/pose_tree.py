@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+RESET_BACK_S = 1e-3  # a stamp this much earlier than the frame's newest: the clock started again
 
 @dataclass(frozen=True)
 class ModelPose:
@@ -25,6 +26,7 @@ class ModelPose:
     child_frame_id: str
     position: tuple[float, float, float]
     orientation: tuple[float, float, float, float]  # x, y, z, w
+    stamp: float = 0.0  # the header's stamp (s; the simulation's time on a simulator)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ class PoseTree:
     ``world_poses(window_s)`` averages each frame's positions over the last ``window_s`` before its newest
     report, as a tracker's filter would: white noise of sigma shrinks by the square root of the reports in the
     window; a moving object lags by up to the window. 0: the newest report as it is.
+
+    A report stamped earlier than the frame's newest one ends that frame's history: the simulation was reset
+    (a scene loaded, a Gazebo world reset: its time starts again), so what came before describes another world
+    and is not averaged into this one (as tf2's buffer is cleared when time jumps back).
     """
 
     def __init__(self, history_s: float = 2.0) -> None:
@@ -64,6 +70,8 @@ class PoseTree:
     def update(self, poses: Iterable[ModelPose], received: float) -> None:
         for p in poses:
             reports = self._reports.setdefault(p.child_frame_id.replace("::", "/"), deque())
+            if reports and p.stamp < reports[-1][1].stamp - RESET_BACK_S:
+                reports.clear()
             reports.append((received, p))
             while reports and reports[0][0] < received - self.history_s:
                 reports.popleft()

@@ -130,7 +130,7 @@ def poses_from_msg(msg: TFMessage) -> list[ModelPose]:
     for t in msg.transforms:
         tr, rot = t.transform.translation, t.transform.rotation
         out.append(ModelPose(t.header.frame_id.replace("::", "/"), t.child_frame_id.replace("::", "/"),
-                             (tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w)))
+                             (tr.x, tr.y, tr.z), (rot.x, rot.y, rot.z, rot.w), seconds(t.header.stamp)))
     return out
 
 
