@@ -17,6 +17,7 @@ import numpy as np
 
 RESET_BACK_S = 1e-3  # a stamp this much earlier than the frame's newest: the clock started again
 
+
 @dataclass(frozen=True)
 class ModelPose:
     """One transform as Gazebo's pose publisher, bridged by ros_gz, gives it: a model in the world, or a link
