@@ -61,7 +61,9 @@ class PoseTree:
 
     A report stamped earlier than the frame's newest one ends that frame's history: the simulation was reset
     (a scene loaded, a Gazebo world reset: its time starts again), so what came before describes another world
-    and is not averaged into this one (as tf2's buffer is cleared when time jumps back).
+    and is not averaged into this one. tf2_ros does the like for its node's clock: Buffer::onTimeJump clears the
+    buffer on a jump back in time (ros2/geometry2 tf2_ros/src/buffer.cpp); here the reports' own stamps tell it,
+    as the planner's clock is the wall clock while the simulator's restarts.
     """
 
     def __init__(self, history_s: float = 2.0) -> None:
