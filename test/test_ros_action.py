@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytest.importorskip("step_planner_interfaces", reason="build the interfaces first: make interfaces")
@@ -121,14 +123,37 @@ def test_dry_run_plans_on_a_named_scene(ros):
     assert len(result.executed_primitives) == len(DRAWER_PRIMITIVES)
 
 
+MOTION_S = 0.4  # what each symbolic primitive takes in the overlap test: longer than overlap_min_motion_s (0.25)
+
+
+def _paced(node, seconds: float) -> None:
+    """The node's per-goal executors take ``seconds`` per primitive, as an arm's motions take time: the symbolic
+    backend's are instant, and the planner then asks before a prediction is sent (and asks itself, by design).
+    CI met that race once: no prediction made in six primitives."""
+    make = node._executor
+
+    def executor(goal, world):
+        made = make(goal, world)
+        execute = made.inner.execute
+
+        def moving(call, cancel=None):
+            time.sleep(seconds)
+            return execute(call, cancel)
+
+        made.inner.execute = moving
+        return made
+
+    node._executor = executor
+
+
 def test_the_overlap_feature_through_the_node(handler):
     ros = RosHarness(handler, **{"planner.features": ["+overlap", "-plan_ahead"]})
     try:
+        _paced(ros.node, MOTION_S)
         result = wait_for(ros.send(TASK).get_result_async()).result
         assert result.success, result.error_msg
         assert [p.rsplit(" -> ", 1)[0] for p in result.executed_primitives] == DRAWER_PRIMITIVES
-        # the node's episode says how the feature went (symbolic 'motions' are instant: the planner may ask
-        # before a prediction is ready, and then asks itself)
+        # the node's episode says how the feature went: every primitive took MOTION_S, time to prepare an answer
         import json
         from pathlib import Path
 
