@@ -21,8 +21,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import openai
-
 from .loopback import Answer, Fault, HandlerReply
 
 if TYPE_CHECKING:
@@ -113,11 +111,17 @@ class RecordingHandler:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.upstream_base_url = upstream_base_url
         self.recorded: list[str] = []
+        # imported here, not at the top: the offline answers (a node's llm.offline) load this module and never record,
+        # and openai takes about 0.25 s of CPU to import, in every node process, idle ones too
+        import openai
+
         self._client = openai.OpenAI(base_url=upstream_base_url,
                                      api_key=os.environ.get(api_key_env) or PLACEHOLDER_KEY,
                                      timeout=timeout_s, max_retries=0)
 
     def __call__(self, request: dict) -> HandlerReply:
+        import openai
+
         fields = {k: v for k, v in shaping_fields(request).items() if v is not None}
         try:
             response = self._client.chat.completions.create(**fields)
