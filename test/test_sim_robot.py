@@ -15,7 +15,7 @@ from step_planner.execution.sim.controller_emulation import (
     TrajectoryPoint,
 )
 from step_planner.execution.sim.model import ARM_JOINTS, FINGER_JOINTS, HOME_Q
-from step_planner.execution.sim.robot import SimRobot
+from step_planner.execution.sim.robot import AT_REST_EVERY, SimRobot
 from step_planner.execution.sim.servo import ServoSpec
 from step_planner.execution.sim.timing import time_parameterize
 from step_planner.resources import config_path
@@ -83,6 +83,70 @@ def test_fingers_closing_on_nothing_reach_their_goal():
     r.gripper_goal("close", 0.0, 20.0)
     (end,) = until_ended(r)
     assert end.status == "succeeded" and end.result["reached_goal"] and end.result["position"] < 0.002
+
+
+def _goal(q1: np.ndarray) -> TrajectoryGoal:
+    wp = waypoints(time_parameterize(np.array([HOME_Q, q1]), 0.002), 0.02)
+    points = tuple(TrajectoryPoint(float(t), q, qd) for t, q, qd in zip(wp.t, wp.q, wp.qd, strict=True))
+    return TrajectoryGoal(ARM_JOINTS, points, goal_tolerance=tuple(JointToleranceSpec(j, 0.005) for j in ARM_JOINTS),
+                          goal_time_tolerance=1.0)
+
+
+def _steps_until(r: SimRobot, predicate, limit: int = 3000) -> int:
+    for n in range(limit):
+        if predicate():
+            return n
+        r.step()
+    raise AssertionError(f"not within {limit} steps: pace {r.controller.pace}")
+
+
+def test_faster_than_real_time_only_while_a_goal_runs_or_anything_moves():
+    """realtime_factor 3: at rest and with no goal the robot is paced at real time; an arm goal, a gripper goal or
+    a moving object bring the factor back at its next step (the goals) or its next look (AT_REST_EVERY steps)."""
+    r = SimRobot(load_scene(config_path("scenes", "drawer_desk.yaml")), TrajectoryParams(ARM_JOINTS),
+                 GripperParams("panda_finger_joint1"), arm_joints=ARM_JOINTS, finger_joints=FINGER_JOINTS,
+                 realtime_factor=3.0)
+    assert r.controller.pace == 3.0  # after a load, until it looks
+    assert _steps_until(r, lambda: r.controller.pace == 1.0) <= AT_REST_EVERY + 1  # the settled scene is at rest
+    assert r.trajectory_goal("g", _goal(HOME_Q + np.array([0.2, 0.1, 0.0, 0.1, 0.0, 0.0, 0.2]))) is None
+    assert _steps_until(r, lambda: r.controller.pace == 3.0) <= 1
+    assert _steps_until(r, lambda: bool(r.take_ended())) > 0  # the whole motion at 3x
+    assert r.controller.pace == 3.0
+    assert _steps_until(r, lambda: r.controller.pace == 1.0) <= 4 * AT_REST_EVERY  # the arm comes to rest
+    r.gripper_goal("close", 0.0, 20.0)
+    assert _steps_until(r, lambda: r.controller.pace == 3.0) <= 1
+    _steps_until(r, lambda: r.controller.pace == 1.0)
+    (cup,) = [j for j in range(r.model.njnt) if r.model.joint(j).name.startswith("cup")]
+    r.data.qvel[r.model.jnt_dofadr[cup] + 2] = 0.5  # a knock: the cup jumps
+    assert _steps_until(r, lambda: r.controller.pace == 3.0) <= AT_REST_EVERY
+
+
+@pytest.mark.parametrize("factor", [1.0, 0.5, 0.0])
+def test_a_factor_of_one_or_less_is_kept_at_rest(factor):
+    r = SimRobot(load_scene(config_path("scenes", "drawer_desk.yaml")), TrajectoryParams(ARM_JOINTS),
+                 GripperParams("panda_finger_joint1"), arm_joints=ARM_JOINTS, finger_joints=FINGER_JOINTS,
+                 realtime_factor=factor)
+    for _ in range(3 * AT_REST_EVERY if factor == 0.0 else 60):
+        r.step()
+    assert r.controller.pace == factor
+
+
+def test_the_pace_changes_no_physics_step():
+    """The same goal on a robot at 3x (real time while at rest) and on an unpaced one: the same states, bit for bit."""
+    runs = []
+    for factor in (3.0, 0.0):
+        r = SimRobot(load_scene(config_path("scenes", "drawer_desk.yaml")), TrajectoryParams(ARM_JOINTS),
+                     GripperParams("panda_finger_joint1"), arm_joints=ARM_JOINTS, finger_joints=FINGER_JOINTS,
+                     realtime_factor=factor)
+        for _ in range(2 * AT_REST_EVERY):  # at rest: real time for the paced one
+            r.step()
+        assert r.trajectory_goal("g", _goal(HOME_Q + np.array([0.1, 0.1, 0.0, 0.1, 0.0, 0.0, 0.1]))) is None
+        _steps_until(r, lambda r=r: bool(r.take_ended()))
+        for _ in range(AT_REST_EVERY):
+            r.step()
+        runs.append((r.data.time, r.data.qpos.copy(), r.data.qvel.copy()))
+    assert runs[0][0] == runs[1][0]
+    assert np.array_equal(runs[0][1], runs[1][1]) and np.array_equal(runs[0][2], runs[1][2])
 
 
 def test_model_poses_report_objects_in_the_world_and_drawers_in_their_cabinet():

@@ -65,7 +65,8 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
                                      "it uses (empty: the package's config/gazebo/panda_gazebo.urdf.xacro)."),
     "servo_position_gain": (0.0, "gazebo servo: position_proportional_gain instead of the xacro's (0: the xacro's; "
                                  "absent there: gz_ros2_control's default 0.1)."),
-    "realtime_factor": (1.0, "Physics pace relative to the wall clock (1.0 = real time; 0 = as fast as it computes)."),
+    "realtime_factor": (1.0, "Physics pace relative to the wall clock (1.0 = real time; 0 = as fast as it computes). "
+                        "Above 1 only while a goal runs or anything moves; at rest the robot runs at real time."),
     "joint_state_rate_hz": (100.0, "/joint_states rate in simulated time (joint_state_broadcaster at update_rate)."),
     "pose_rate_hz": (50.0, "Rate of the model and drawer poses (tf2_msgs/TFMessage) in simulated time."),
     "clock_rate_hz": (250.0, "/clock rate in simulated time."),
