@@ -257,10 +257,9 @@ browser: browser-system
 # directory instead of ~/.ros/log. Most slow tests wait (DDS discovery, real-time robots, subprocesses) rather than
 # compute, so PYTEST_WORKERS runs them side by side; --dist loadgroup spreads a file's tests over the workers but
 # keeps those sharing an expensive module fixture (a robot process, a build) on one worker (conftest.py GROUPED).
-# PYTEST_WORKERS=0 runs them in this process, as before. Four on a 2-core machine: with the robots at rest paced at real
-# time, three workers left the cores idle an eighth of the time (pytest 692 s with 2 workers, 553 s with 3 a round ago;
-# 480 s with 3 and 408-416 s with 4 now, BENCHMARKS.md).
-PYTEST_WORKERS ?= 4
+# PYTEST_WORKERS=0 runs them in this process, as before. Three on a 2-core machine: once the robots and the checker
+# took less CPU, the tests waited more than they computed (pytest 692 s with 2 workers, 553 s with 3, BENCHMARKS.md).
+PYTEST_WORKERS ?= 3
 MAKE_START := $(shell date +%s)
 # The two workspaces (colcon-ws, robot-install: about 150 s of CPU, a minute or two of wall time before pytest could
 # start) build beside pytest instead, niced, in the cores' idle time (pytest keeps both busy about three quarters of
