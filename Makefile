@@ -6,13 +6,12 @@
 #   make test-interfaces  the test-only control_msgs, franka_msgs and tf2_msgs of test/interfaces built into the
 #                    venv (docs/test_interfaces.md); `make test` depends on it, the demo does not
 #   make test        venv + test interfaces, then pytest (real DDS on loopback only, tests in parallel, pytest-xdist,
-#                    longest first: test/work_order.py) with the colcon workspace and the robot install building
+#                    longest first: test/work_order.py) with the robot install (and its colcon workspace) building
 #                    beside it + ruff; ends with its duration and the ten slowest tests
 #   make demo        plan and execute the drawer task (offline answers when no LLM endpoint is set); builds only what
 #                    it imports (DEMO_REQUIREMENTS and step_planner, no ROS interfaces): `make venv` adds the rest
 #   make demo-ros    the ROS quick start offline: node, goal through the action server, tree, clean stop
 #   make interfaces  (re)build step_planner_interfaces into the venv
-#   make colcon-ws   the README's `colcon build` in a throwaway workspace ($(WS)); tests run the node from it
 #   make robot-install  the README's robot-machine install, simulated in $(ROBOT): the ros-* wheels as "the
 #                    system", a venv with requirements-robot.txt over it, the workspace (scripts/robot_install.sh)
 #   make sdf-tools   Debian's SDF checker (`ign sdf -k`: libsdformat-dev + ignition-tools, apt, as root or with
@@ -69,8 +68,6 @@ IFACE_SRC := $(shell find step_planner_interfaces -type f 2>/dev/null)
 TEST_IFACES := control_msgs franka_msgs tf2_msgs controller_manager_msgs
 comma := ,
 TEST_IFACE_STAMPS := $(foreach p,$(TEST_IFACES),$(VENV)/.step_planner-test-$(p).stamp)
-WS ?= $(BUILD_DIR)/colcon_ws
-WS_STAMP := $(WS)/.step_planner-built.stamp
 ROBOT ?= $(BUILD_DIR)/robot
 ROBOT_ENV_STAMP := $(ROBOT)/.step_planner-system.stamp
 ROBOT_STAMP := $(ROBOT)/.step_planner-built.stamp
@@ -81,7 +78,7 @@ WS_SRC := $(wildcard $(shell git ls-files --cached --others --exclude-standard 2
 DEMO_INSTRUCTION ?= put the tape and the screwdriver in the drawer
 DEMO_SCENE ?= config/scenes/drawer_desk.yaml
 
-.PHONY: venv interfaces test-interfaces colcon-ws robot-install sdf-tools gz-physics-check browser browser-system test lint \
+.PHONY: venv interfaces test-interfaces robot-install sdf-tools gz-physics-check browser browser-system test lint \
         pytest demo \
         demo-ros bench schemas clean distclean
 
@@ -141,7 +138,7 @@ $(PKG_STAMP): setup.py setup.cfg package.xml $(DEMO_REQ_STAMP)
 interfaces: $(IFACE_STAMP)
 
 # The venv's copy is for rclpy (the node, the tests, `make demo-ros`): C and Python typesupports only, half the CPU
-# of every generator; the colcon workspaces (colcon-ws, robot-install: what a robot runs) build them all.
+# of every generator; the robot install's colcon workspace (what a robot runs) builds them all.
 $(IFACE_STAMP): $(IFACE_SRC) scripts/build_interfaces.sh scripts/fix_ros_cmake_paths.py $(BUILD_REQ_STAMP)
 	IFACE_CMAKE_ARGS=-DSTEP_PLANNER_INTERFACES_C_AND_PYTHON_ONLY=ON scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/step_planner_interfaces
 	@touch $@
@@ -158,16 +155,11 @@ $(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) t
 # side by side fill both.
 # They install distinct files into the venv.
 
-# The README's workspace, built by colcon from a copy of this checkout (test/test_colcon_install.py
-# runs the node from it). Rebuilt only when a file that goes into it changes.
-colcon-ws: $(WS_STAMP)
-
-$(WS_STAMP): $(WS_SRC) scripts/colcon_workspace.sh $(REQ_STAMP) $(IFACE_STAMP)
-	scripts/colcon_workspace.sh $(VENV) $(WS)
-	@touch $@
-
-# The robot machine's install (test/test_robot_install.py runs the node from it): "the system" and the venv
-# (about 2 min) when the requirements change, the workspace (about 1 min) when the code does.
+# The robot machine's install (test/test_robot_install.py checks its workspace and runs the node from it): "the system"
+# and the venv (about 2 min) when the requirements change, the workspace (docs/install.md's `colcon build` line, by
+# scripts/colcon_workspace.sh from a copy of this checkout; about 1 min) when the code does. It is the one colcon
+# workspace the tests build: a second, over this venv instead of "the system", built the same line again (60 s of CPU
+# beside every pytest) for no install a person makes.
 robot-install: $(ROBOT_STAMP)
 
 # After the venv's requirements: uv's cache then holds every wheel, so nothing is downloaded twice.
@@ -261,10 +253,11 @@ browser: browser-system
 # took less CPU, the tests waited more than they computed (pytest 692 s with 2 workers, 553 s with 3, BENCHMARKS.md).
 PYTEST_WORKERS ?= 3
 MAKE_START := $(shell date +%s)
-# The two workspaces (colcon-ws, robot-install: about 150 s of CPU, a minute or two of wall time before pytest could
-# start) build beside pytest instead, niced, in the cores' idle time (pytest keeps both busy about three quarters of
-# the time). The two test files that use them run late and wait for the build's exit file (conftest.py
-# workspaces_built), which fails them with the build's log when it failed; the log is printed after pytest.
+# The robot install (robot-install: "the system", its venv and its colcon workspace, whose build alone takes 60 s of
+# CPU; a minute or two of wall time before pytest could start) builds beside pytest instead, niced, in the cores' idle
+# time (pytest keeps both busy about seven eighths of the time). The test file that uses it runs late and waits for
+# the build's exit file (conftest.py workspace_from_make), which fails it with the build's log when it failed; the log
+# is printed after pytest.
 WS_BUILD_LOG := $(abspath $(BUILD_DIR))/workspaces.log
 # not $(MAKE) in the recipe: make -n runs a line that names it (and so would run pytest)
 WS_MAKE = $(MAKE)
@@ -275,19 +268,19 @@ WS_MAKE = $(MAKE)
 test: venv test-interfaces
 	@unset PYTHONDONTWRITEBYTECODE; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; start=$$(date +%s); \
 	mkdir -p "$(dir $(WS_BUILD_LOG))"; rm -f "$(WS_BUILD_LOG).exit"; \
-	( code=0; MAKEFLAGS= nice -n 10 $(WS_MAKE) -j2 --no-print-directory colcon-ws robot-install \
+	( code=0; MAKEFLAGS= nice -n 10 $(WS_MAKE) -j2 --no-print-directory robot-install \
 	    >"$(WS_BUILD_LOG)" 2>&1 </dev/null || code=$$?; echo $$code >"$(WS_BUILD_LOG).exit" ) & builds=$$!; \
 	export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$$(( 100 + 8 * (RANDOM % 16) ))} \
 	       ROS_LOG_DIR="$$tmp/ros_log" AMENT_PREFIX_PATH="$(ABS_VENV)" HF_HUB_OFFLINE=1 MUJOCO_GL=egl \
-	       STEP_PLANNER_COLCON_WS="$(abspath $(WS))" STEP_PLANNER_ROBOT_INSTALL="$(abspath $(ROBOT))" \
+	       STEP_PLANNER_ROBOT_INSTALL="$(abspath $(ROBOT))" \
 	       STEP_PLANNER_WORKSPACES_BUILD="$(WS_BUILD_LOG)"; \
 	echo "test: ROS_DOMAIN_ID=$$ROS_DOMAIN_ID (+2 per xdist worker) ROS_LOG_DIR=$$ROS_LOG_DIR;" \
-	     "the workspaces build beside pytest (log: $(WS_BUILD_LOG))"; \
+	     "the robot install builds beside pytest (log: $(WS_BUILD_LOG))"; \
 	code=0; $(PY) -m pytest -q -p no:cacheprovider --durations=10 \
 	  $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS) || code=$$?; \
 	echo "test: pytest took $$(( $$(date +%s) - start )) s with PYTEST_WORKERS=$(PYTEST_WORKERS) (exit $$code)"; \
 	wait $$builds; built=$$(cat "$(WS_BUILD_LOG).exit" 2>/dev/null || echo 1); cat "$(WS_BUILD_LOG)"; \
-	[ "$$built" = 0 ] || { echo "test: make colcon-ws robot-install failed (exit $$built)" >&2; [ "$$code" != 0 ] || code=1; }; \
+	[ "$$built" = 0 ] || { echo "test: make robot-install failed (exit $$built)" >&2; [ "$$code" != 0 ] || code=1; }; \
 	exit $$code
 	$(VENV)/bin/ruff check .
 	@echo "test: make test took $$(( $$(date +%s) - $(MAKE_START) )) s in all (builds, pytest, ruff)"

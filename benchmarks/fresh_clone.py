@@ -5,7 +5,7 @@ PIP_CACHE_DIR in a new temporary directory, PIP_NO_CACHE_DIR=1), so every wheel 
     python benchmarks/fresh_clone.py --demo-runs 2 --runs builds=1 --runs demo-ros=1 --ci-runs 1
 
 Kinds: demo (`make demo`), demo-ros (`make demo-ros`), builds (what `make test` builds before pytest: `make venv
-test-interfaces colcon-ws robot-install`), test (`make test`), ci (`.ci/run`). Prints every run's wall time against
+test-interfaces robot-install`), test (`make test`), ci (`.ci/run`). Prints every run's wall time against
 its target (demo 60 s, CI 10 min), each step the Makefile and scripts time (uv, the demo's requirements, the
 interface builds' requirements, the rest, each interface package, the colcon workspace, each robot-install step,
 pytest) and, for test and CI, tests passed and tests per minute of pytest. Debian's packages (apt) are not
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS_S = {"demo": 60.0, "ci": 10 * 60.0}
 COMMANDS = {"demo": "make demo", "demo-ros": "make demo-ros",
-            "builds": "make venv test-interfaces colcon-ws robot-install", "test": "make test",
+            "builds": "make venv test-interfaces robot-install", "test": "make test",
             "ci": "CI=true bash .ci/run"}
 # the lines the Makefile and scripts print about their own durations
 STEPS = {

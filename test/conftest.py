@@ -84,11 +84,11 @@ GROUPED = {f"test/test_{name}.py" for name in (
 )}
 
 
-# The files that use what ``make test`` builds beside pytest (the colcon workspace, the robot-machine install): run
+# The file that uses what ``make test`` builds beside pytest (the robot-machine install and its workspace): run
 # late, after four fifths of the other tests, so the build has had the cores' idle time (Makefile, test:), and not
 # last, so the other worker still has tests while these wait or run. Their module fixture then only waits for the
 # build, so they are not grouped either: a worker that has nothing else to do takes the next of their tests.
-LATE = ("test/test_colcon_install.py", "test/test_robot_install.py")
+LATE = ("test/test_robot_install.py",)
 
 
 def _grouped() -> set[str]:
@@ -106,7 +106,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def workspace_from_make(variable: str) -> Path | None:
-    """The folder ``make test`` names in ``variable`` (STEP_PLANNER_COLCON_WS, STEP_PLANNER_ROBOT_INSTALL), once
+    """The folder ``make test`` names in ``variable`` (STEP_PLANNER_ROBOT_INSTALL), once
     its build beside pytest has ended (``$STEP_PLANNER_WORKSPACES_BUILD.exit`` holds make's exit code); None when
     not given (the test builds its own). A failed build fails the test with the end of the build's log."""
     import time
@@ -122,7 +122,7 @@ def workspace_from_make(variable: str) -> Path | None:
             time.sleep(1.0)
         code = done.read_text().strip()
         tail = Path(log).read_text()[-3000:] if Path(log).exists() else "(no log)"
-        assert code == "0", f"make colcon-ws robot-install failed (exit {code}):\n{tail}"
+        assert code == "0", f"make robot-install failed (exit {code}):\n{tail}"
     return Path(given)
 
 

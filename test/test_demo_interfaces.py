@@ -42,7 +42,7 @@ def test_make_demo_builds_no_interface_and_make_test_does(tmp_path):
     test = dry_run("test", venv=venv)
     assert all(f"test/interfaces/{package}" in test for package in TEST_ONLY)
     assert "--durations=10" in test  # make test ends with its ten slowest tests
-    assert "colcon-ws robot-install" in test  # the workspaces build beside pytest
+    assert "--no-print-directory robot-install" in test  # the robot install and its workspace build beside pytest
 
 
 # The demo as the Makefile runs it, in this venv with every distribution outside ALLOWED (argv[1]) made unimportable,

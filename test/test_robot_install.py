@@ -7,9 +7,10 @@ installed by rosdep only when asked for (package.xml conditions, evaluated by ca
 
 Simulated: ``make robot-install`` (scripts/robot_install.sh) installs the ros-* wheels as "the system" in a
 prefix of their own with an /opt/ros-like setup.bash, the documented venv over it, and the documented workspace
-built from the venv; the node from that workspace completes the demo goal offline, with rclpy from "the
-system", the package's dependencies from the venv and nothing from this checkout's .venv. What that does not
-prove is listed in docs/install.md.
+built from the venv; its install holds every config file, launch file and executable (and no test-only interface
+package), and the node from it, after ``source install/setup.bash``, finds its data through the ament index and
+completes the demo goal offline, with rclpy from "the system", the package's dependencies from the venv and nothing
+from this checkout's .venv. What that does not prove is listed in docs/install.md.
 """
 
 from __future__ import annotations
@@ -145,6 +146,31 @@ def in_robot_shell(robot: Path, script: str, tmp_path: Path, timeout: float = 30
 
 
 
+def files_under(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_the_install_holds_every_config_file_and_the_executables(robot: Path):
+    """What docs/install.md's `colcon build` line installs, in the robot machine's workspace."""
+    workspace = robot / "ws"
+    share = workspace / "install" / "step_planner" / "share" / "step_planner"
+    assert files_under(share / "config") == files_under(ROOT / "config")
+    assert {p.name for p in (share / "launch").glob("*.launch.py")} == {p.name for p in (ROOT / "launch").glob(
+        "*.launch.py")}
+    for exe in ("step_planner_node", "step-planner", "hmi"):  # hmi: `ros2 run step_planner hmi`
+        assert os.access(workspace / "install" / "step_planner" / "lib" / "step_planner" / exe, os.X_OK), exe
+    # the `step-planner hmi` page is package data, installed beside its server (not in share/)
+    (site,) = (workspace / "install" / "step_planner" / "lib").glob("python3*/site-packages/step_planner")
+    assert sorted(p.name for p in (site / "hmi" / "page").iterdir()) == ["hmi.css", "hmi.js", "index.html"]
+    interfaces = workspace / "install" / "step_planner_interfaces" / "share" / "step_planner_interfaces"
+    assert (interfaces / "action" / "ExecuteTask.action").is_file()
+    # the test-only control_msgs / franka_msgs of test/interfaces are never built into the product workspace
+    assert sorted(p.name for p in (workspace / "install").iterdir() if p.is_dir()) == [
+        "step_planner", "step_planner_interfaces"]
+
+
 @pytest.mark.ros
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
@@ -187,5 +213,7 @@ def test_the_node_from_the_robot_install_completes_the_demo_goal_offline(robot: 
     (where,) = re.findall(r"\(step_planner from (\S+), data from (\S+)\)", out)
     assert where[0].startswith(f"{install}/step_planner/lib/python3")
     assert where[1] == f"{install}/step_planner/share/step_planner/config"
+    assert "scripted expert, not an LLM" in out
     assert "outcome: SUCCESS" in done.stdout and "demo-ros: node stopped (exit 0)" in done.stdout
+    assert "[+] put the tape and the screwdriver in the drawer" in done.stdout.split("as a late viewer sees it:")[1]
     assert list((tmp_path / "episodes").glob("*/summary.json")), "the goal was not recorded"
