@@ -57,9 +57,10 @@ RETRIP = 0.01  # rad: a joint already past its limit when its controller came ba
 DRAWER_SHORT = 0.04  # m: how far from closed a drawer with that fault stops
 # Faster than real time only while something happens: with realtime_factor above 1, a robot whose controllers run no
 # goal and whose world is at rest (no joint, finger, drawer or object faster than AT_REST_SPEED) is paced at real time.
-# Its physics is the same step for step; only fewer steps pass per wall second (a third of the CPU at 3x, where the
-# tests' robots spent more than half of their steps idle). Looked at every AT_REST_EVERY steps; a goal speeds it up at
-# once.
+# Its physics is the same step for step; only fewer steps pass per wall second (a third as many at 3x, where the tests'
+# robots spent more than half of their steps with no goal). Looked at every AT_REST_EVERY steps; a goal speeds it up at
+# once. Neither the arm nor Gazebo (one physics real_time_factor per world) runs faster than real time, so nothing the
+# product does may rest on this: it is a speed-up for tests and rehearsals of the stand-in alone.
 AT_REST_SPEED = 0.05  # m/s or rad/s, any degree of freedom (a resting scene jitters below 0.01)
 AT_REST_EVERY = 50  # physics steps: 0.1 s of simulated time
 
