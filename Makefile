@@ -32,11 +32,11 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := test
-# Three jobs at a time on this machine's and CI's 2 cores: the interfaces build while uv installs the rest of the
-# requirements. An interface build keeps about one core busy, less in its one-threaded generator and cmake steps, so a
-# third fills the gaps: `make venv test-interfaces` from a fresh clone (uv's cache warm) took 78 s and 83 s with two
-# jobs, 70 s and 79 s with three. The order the steps need is in the prerequisites below; make -j1 runs them one by one.
-MAKEFLAGS += -j3
+# Two jobs at a time (this machine and CI have 2 cores): the interfaces build while uv installs the rest of the
+# requirements. Three were tried: `make venv test-interfaces` from a fresh clone took 70 s and 79 s with three jobs
+# against 78 s and 83 s with two (uv's cache warm), but from empty caches the steps before pytest took 92 s against
+# 85-88 s (BENCHMARKS.md). The order the steps need is in the prerequisites below; make -j1 runs them one by one.
+MAKEFLAGS += -j2
 
 VENV ?= .venv
 PYTHON ?= python3
@@ -151,8 +151,9 @@ $(VENV)/.step_planner-test-%.stamp: $$(shell find test/interfaces/$$* -type f) t
 	scripts/build_interfaces.sh $(VENV) $(BUILD_DIR)/test_interfaces/$* test/interfaces/$*
 	@touch $@
 
-# The interface builds run three at a time like every other step (MAKEFLAGS above): one build alone keeps about one
-# core busy (its generators and cmake's steps run one after another: 69 s of CPU here, 74 s of wall time on CI).
+# The interface builds run two at a time like every other step (MAKEFLAGS above): one build alone keeps about one core
+# busy (its generators and cmake's steps run one after another: 69 s of CPU here, 74 s of wall time on CI), so two
+# side by side fill both.
 # They install distinct files into the venv.
 
 # The robot machine's install (test/test_robot_install.py checks its workspace and runs the node from it): "the system"
