@@ -10,10 +10,7 @@ its target (demo 60 s, CI 10 min), each step the Makefile and scripts time (uv, 
 interface builds' requirements, the rest, each interface package, the colcon workspace, each robot-install step,
 pytest) and, for test and CI, tests passed and tests per minute of pytest. Debian's packages (apt) are not
 removed: the packages the Makefile installs with apt and the build tools are reported as present or missing before
-the first run, and apt is a no-op for those present; a machine without them spends the apt download on top. A
-speed probe (a fixed pure-Python loop, timed in CPU seconds of its own thread) runs before the runs and every
-15 s during each: the same code took 615 s and 668 s here, with 1042 s and 1176 s of CPU, so a run's figure says
-little without the speed of the machine it ran on (a shared host's CPU time per unit of work changes). The
+the first run, and apt is a no-op for those present; a machine without them spends the apt download on top. The
 clone runs with this interpreter's venv taken off PATH and no ROS or virtualenv variables, as a new shell would.
 Exits 1 when a run fails (its last lines are printed).
 """
@@ -29,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,45 +58,6 @@ VENV_VARS = ("VIRTUAL_ENV", "UV_CACHE_DIR", "PIP_CACHE_DIR", "PIP_NO_CACHE_DIR",
              "ROS_DOMAIN_ID", "ROS_LOG_DIR", "ROS_AUTOMATIC_DISCOVERY_RANGE", "PYTEST_ADDOPTS")
 
 
-PROBE_EVERY_S = 15.0
-PROBE_LOOPS = 400_000  # about 20 ms of CPU on this machine: 0.1 % of a core at PROBE_EVERY_S
-
-
-def probe_ms() -> float:
-    """CPU milliseconds of this thread for a fixed loop: the machine's speed, not its load (a thread waiting for a
-    core is not charged), as far as a shared host's caches and clocks let one thread see it."""
-    start, s = time.thread_time(), 0
-    for i in range(PROBE_LOOPS):
-        s += i * i % 7
-    return (time.thread_time() - start) * 1000.0
-
-
-class SpeedProbe(threading.Thread):
-    """Runs probe_ms() every PROBE_EVERY_S until stopped; the samples say how fast the machine was during a run."""
-
-    def __init__(self, every_s: float = PROBE_EVERY_S) -> None:
-        super().__init__(daemon=True)
-        self.every_s = every_s
-        self.samples: list[float] = []
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self._stop_event.wait(self.every_s):
-            self.samples.append(probe_ms())
-
-    def stop(self) -> list[float]:
-        self._stop_event.set()
-        self.join()
-        return self.samples
-
-
-def probe_text(samples: list[float]) -> str:
-    if not samples:
-        return "speed probe: no sample"
-    return (f"speed probe {statistics.median(samples):.1f} ms of CPU (median of {len(samples)}; "
-            f"min {min(samples):.1f}, max {max(samples):.1f})")
-
-
 @dataclass
 class Run:
     kind: str
@@ -111,7 +68,6 @@ class Run:
     passed: int | None = None
     failed: int | None = None
     tail: list[str] = field(default_factory=list)
-    probe: list[float] = field(default_factory=list)  # probe_ms() samples during the run
 
 
 def clean_env() -> dict[str, str]:
@@ -145,7 +101,7 @@ def parse(lines: list[str]) -> tuple[dict[str, float], int | None, int | None]:
     return steps, passed, failed
 
 
-def run_once(kind: str, command: str, source: Path, log: Path, probe_every_s: float = PROBE_EVERY_S) -> Run:
+def run_once(kind: str, command: str, source: Path, log: Path) -> Run:
     """Clone ``source``'s HEAD into a new directory and run ``command`` there; the output goes to ``log``."""
     with tempfile.TemporaryDirectory(prefix=f"fresh_{kind}_") as tmp:
         clone = Path(tmp) / "step_planner"
@@ -154,18 +110,15 @@ def run_once(kind: str, command: str, source: Path, log: Path, probe_every_s: fl
         # a new machine's caches: empty, and gone with the run
         env.update(UV_CACHE_DIR=f"{tmp}/uv-cache", PIP_CACHE_DIR=f"{tmp}/pip-cache", PIP_NO_CACHE_DIR="1")
         t0, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        speed = SpeedProbe(probe_every_s)
-        speed.start()
         with log.open("w") as out:
             code = subprocess.run(["bash", "-c", command], cwd=clone, env=env, stdout=out,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
         wall = time.perf_counter() - t0
-        samples = speed.stop()
         now = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
     lines = log.read_text(errors="replace").splitlines()
     steps, passed, failed = parse(lines)
-    return Run(kind, wall, code, cpu, steps, passed, failed, lines[-15:], samples)
+    return Run(kind, wall, code, cpu, steps, passed, failed, lines[-15:])
 
 
 def apt_packages(makefile: Path) -> dict[str, bool]:
@@ -186,8 +139,6 @@ def report(run: Run, index: int) -> str:
     verdict = "" if target is None else f" (target {target:.0f} s: {'met' if run.wall_s <= target else 'MISSED'})"
     parts = [f"{run.kind} run {index}: exit {run.code}, {run.wall_s:.0f} s{verdict}, {run.cpu_s:.0f} s of CPU",
              f"load average {os.getloadavg()[0]:.1f} at its end"]
-    if run.probe:
-        parts.append(probe_text(run.probe))
     if run.steps:
         parts.append("steps " + ", ".join(f"{k} {v:.0f} s" for k, v in run.steps.items()))
     if run.passed is not None:
@@ -217,8 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run this instead of a kind's command (e.g. 'demo=make -n demo', for a dry check)")
     ap.add_argument("--source", type=Path, default=ROOT, help="the repository to clone (its HEAD)")
     ap.add_argument("--logs", type=Path, default=ROOT / "results" / "fresh_clone")
-    ap.add_argument("--probe-every", type=float, default=PROBE_EVERY_S, metavar="S",
-                    help="seconds between the speed probe's samples during a run")
     return ap
 
 
@@ -248,13 +197,12 @@ def main(argv: list[str] | None = None) -> int:
               + "; missing " + (", ".join(n for n, f in found.items() if not f) or "none"))
     else:
         print("apt packages before the first run: no dpkg-query here (not a Debian system)")
-    print(f"before the runs, on this machine at rest: {probe_text([probe_ms() for _ in range(9)])}")
     args.logs.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[Run]] = {}
     for kind, count in counts.items():
         for i in range(1, count + 1):
             print(f"{kind} run {i}: `{commands[kind]}` in a fresh clone ...", flush=True)
-            run = run_once(kind, commands[kind], args.source, args.logs / f"{kind}_{i}.log", args.probe_every)
+            run = run_once(kind, commands[kind], args.source, args.logs / f"{kind}_{i}.log")
             results.setdefault(kind, []).append(run)
             print(report(run, i), flush=True)
             if run.code != 0:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -200,16 +199,9 @@ def test_robot_limits_one_task_for_the_fr3():
 
 def test_fresh_clone_dry_demo(tmp_path):
     out = run("benchmarks/fresh_clone.py", "--demo-runs", "1", "--logs", str(tmp_path),
-              "--command", "demo=make -n demo >/dev/null && echo 'venv: requirements installed in 7 s' && sleep 1",
-              "--probe-every", "0.2")
+              "--command", "demo=make -n demo >/dev/null && echo 'venv: requirements installed in 7 s'")
     assert "NOT an LLM" in out and "demo run 1: exit 0" in out and "steps requirements 7 s" in out
     assert "demo: 1/1 green" in out
-    # the machine's speed, at rest before the runs and sampled during each (every 0.2 s of a run of a second)
-    rest = re.search(r"^before the runs, on this machine at rest: speed probe ([\d.]+) ms of CPU \(median of 9;", out,
-                     re.M)
-    during = re.search(r"^demo run 1: .*; speed probe ([\d.]+) ms of CPU \(median of (\d+);", out, re.M)
-    assert rest and during, out
-    assert float(rest.group(1)) > 0 and float(during.group(1)) > 0 and 1 <= int(during.group(2)) <= 6
 
 
 def test_meaning_checks_on_two_tasks_per_suite(tmp_path):
